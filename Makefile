@@ -1,0 +1,140 @@
+# gnmic-operator — build, generate, test, run.
+# `make help` lists the targets.
+
+IMG ?= ghcr.io/gnmic-operator/gnmic-operator:v0.1.0
+VERSION ?= 0.1.0
+
+# Go runs with the toolchain installed here; some dependencies ask for newer ones that cannot be fetched.
+export GOTOOLCHAIN := local
+
+LOCALBIN ?= $(CURDIR)/bin
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
+
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+KUSTOMIZE_VERSION ?= v5.8.1
+CRD_REF_DOCS_VERSION ?= v0.3.0
+
+# Kubernetes control-plane binaries for the test suites (see hack/control-plane.sh).
+K8S_VERSION ?= 1.37.2
+export K8S_VERSION
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs, RBAC and docs/api.md from the API types and markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." paths="./metricsadapter/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(MAKE) --no-print-directory api-docs
+
+.PHONY: api-docs
+api-docs: crd-ref-docs ## Generate docs/api.md from the API types.
+	$(CRD_REF_DOCS) --source-path=./api --config=hack/api-docs/config.yaml --renderer=markdown --output-path=docs/api.md >/dev/null
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run gofmt on the code.
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: verify
+verify: manifests generate ## Fail when generated files are stale or code is not gofmt-ed.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@git diff --exit-code -- api config docs/api.md || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config docs/api.md)" || { echo "generated files are untracked:"; git status --porcelain -- api config docs/api.md; exit 1; }
+
+.PHONY: test
+test: manifests generate vet control-plane ## Run every unit and envtest suite against a real kube-apiserver.
+	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" go test ./... -count=1 -timeout 30m
+
+.PHONY: control-plane
+control-plane: ## Provide kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl (cached).
+	hack/control-plane.sh all >/dev/null
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the operator binary.
+	go build -o bin/manager .
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the operator against the cluster of the current kubeconfig.
+	go run . --leader-elect=false
+
+.PHONY: docker-build
+docker-build: ## Build the operator image (needs a Docker engine).
+	docker build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the operator image.
+	docker push $(IMG)
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-found=true ignores missing ones.
+	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the operator (image IMG) to the cluster of the current kubeconfig.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator from the cluster. ignore-not-found=true ignores missing ones.
+	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Tools
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+.PHONY: controller-gen
+controller-gen: $(LOCALBIN) ## Install controller-gen into bin/.
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: kustomize
+kustomize: $(LOCALBIN) ## Install kustomize into bin/.
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+.PHONY: crd-ref-docs
+crd-ref-docs: $(LOCALBIN) ## Install crd-ref-docs into bin/.
+	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION))
+
+# go-install-tool installs package $2 at version $3 as $1-$3 and links $1 to it, so a version bump reinstalls.
+define go-install-tool
+@[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)")" = "$$(basename -- "$(1)-$(3)")" ] || { \
+set -e; \
+echo "installing $(2)@$(3)"; \
+rm -f "$(1)"; \
+GOBIN="$(LOCALBIN)" go install $(2)@$(3); \
+mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)"; \
+ln -sf "$$(basename -- "$(1)-$(3)")" "$(1)"; \
+}
+endef

@@ -1,0 +1,254 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// ClusterSpec is the desired fleet of gNMIc collector pods.
+type ClusterSpec struct {
+	// Image is the gNMIc container image of the collector pods, for example ghcr.io/openconfig/gnmic:0.42.0.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Image string `json:"image"`
+
+	// ImagePullPolicy of the collector container.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// ImagePullSecrets used to pull the collector image.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// Replicas is the number of collector pods. The HorizontalPodAutoscaler writes it through the scale
+	// subresource. 0 stops collection: every target becomes unassigned.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// API configures the collector's REST API, through which the operator pushes configuration.
+	// +kubebuilder:default={}
+	// +optional
+	API APISpec `json:"api,omitempty"`
+
+	// TargetDistribution tunes how targets are placed on collector pods.
+	// +kubebuilder:default={}
+	// +optional
+	TargetDistribution TargetDistribution `json:"targetDistribution,omitempty"`
+
+	// Resources of the collector container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Env adds environment variables to the collector container. gNMIc expands $VAR in its configuration.
+	// +kubebuilder:validation:MaxItems=128
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// PodLabels are added to every collector pod. They cannot override operator.gnmic.dev/cluster.
+	// +kubebuilder:validation:XValidation:rule="!('operator.gnmic.dev/cluster' in self)",message="podLabels must not set operator.gnmic.dev/cluster: the operator owns that label"
+	// +optional
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// PodAnnotations are added to every collector pod.
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// ServiceAccountName the collector pods run as. Empty uses the namespace's default ServiceAccount.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// PriorityClassName of the collector pods.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// NodeSelector constrains collector pods to nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Affinity of the collector pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Tolerations of the collector pods.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// TopologySpreadConstraints of the collector pods, for example across zones.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// PodDisruptionBudget of the collector pods. The operator keeps one while replicas > 1.
+	// +kubebuilder:default={}
+	// +optional
+	PodDisruptionBudget PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+}
+
+// APISpec configures the collector's REST API.
+type APISpec struct {
+	// RestPort the collector's REST API listens on.
+	// +kubebuilder:default=7890
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	RestPort int32 `json:"restPort,omitempty"`
+
+	// TLS, when present, makes collectors serve their REST API over TLS with a certificate issued by the
+	// operator's own CA, and accept only the operator's client certificate. Without it the API is plain HTTP
+	// and target credentials cross the pod network in clear.
+	// +optional
+	TLS *APITLS `json:"tls,omitempty"`
+}
+
+// APITLS configures TLS on the collector REST API.
+type APITLS struct {
+	// CertificateLifetime of the serving certificates issued to collector pods. They are renewed when two
+	// thirds of it have passed.
+	// +kubebuilder:default="2160h"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1h')",message="certificateLifetime must be a duration of at least 1h, such as 2160h"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	CertificateLifetime *metav1.Duration `json:"certificateLifetime,omitempty"`
+}
+
+// TargetDistribution tunes target placement.
+type TargetDistribution struct {
+	// PodCapacity is the most targets one collector pod holds. Unset means automatic: the targets spread
+	// evenly, ceil(targets / pods) per pod. Set it when an autoscaler sizes the fleet: targets beyond
+	// replicas × podCapacity stay unassigned and are reported, which is the signal to scale up.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	PodCapacity *int32 `json:"podCapacity,omitempty"`
+
+	// UnreadyGracePeriod is how long a collector pod that stopped being ready keeps its targets before they
+	// are placed elsewhere. It rides out rolling restarts without moving targets.
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="unreadyGracePeriod must be a duration such as 60s or 2m"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	UnreadyGracePeriod *metav1.Duration `json:"unreadyGracePeriod,omitempty"`
+}
+
+// PodDisruptionBudgetSpec bounds voluntary disruptions of collector pods.
+// +kubebuilder:validation:XValidation:rule="!(has(self.minAvailable) && has(self.maxUnavailable))",message="set at most one of minAvailable and maxUnavailable"
+type PodDisruptionBudgetSpec struct {
+	// Enabled keeps a PodDisruptionBudget while replicas > 1.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// MinAvailable collector pods during voluntary disruptions.
+	// +optional
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// MaxUnavailable collector pods during voluntary disruptions. Defaults to 1 when neither is set.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// ClusterStatus is the observed state of a Cluster.
+type ClusterStatus struct {
+	// ObservedGeneration is the .metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, ConfigApplied, CapacityExhausted.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ReadyReplicas is the number of ready collector pods.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Selector is the label selector of the collector pods, for the scale subresource and autoscalers.
+	// +optional
+	Selector string `json:"selector"`
+
+	// PipelinesCount is the number of enabled Pipelines that reference this Cluster.
+	// +optional
+	PipelinesCount int32 `json:"pipelinesCount"`
+
+	// TargetsCount is the number of distinct targets the pipelines select.
+	// +optional
+	TargetsCount int32 `json:"targetsCount"`
+
+	// UnassignedTargets is the number of targets no pod could take because every pod is at capacity.
+	// +optional
+	UnassignedTargets int32 `json:"unassignedTargets"`
+
+	// SubscriptionsCount is the number of distinct subscriptions the pipelines select.
+	// +optional
+	SubscriptionsCount int32 `json:"subscriptionsCount"`
+
+	// InputsCount is the number of distinct inputs the pipelines select.
+	// +optional
+	InputsCount int32 `json:"inputsCount"`
+
+	// OutputsCount is the number of distinct outputs the pipelines select.
+	// +optional
+	OutputsCount int32 `json:"outputsCount"`
+
+	// PodCapacity is the per-pod capacity placement used last: spec.targetDistribution.podCapacity, or the
+	// automatic ceil(targets / ready pods).
+	// +optional
+	PodCapacity int32 `json:"podCapacity,omitempty"`
+}
+
+// Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,
+// subscriptions, outputs and inputs its Pipelines select, placing each target on exactly one pod.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyReplicas,selectorpath=.status.selector
+// +kubebuilder:resource:categories=gnmic
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Pipelines",type=integer,JSONPath=`.status.pipelinesCount`
+// +kubebuilder:printcolumn:name="Targets",type=integer,JSONPath=`.status.targetsCount`
+// +kubebuilder:printcolumn:name="Unassigned",type=integer,JSONPath=`.status.unassignedTargets`
+// +kubebuilder:printcolumn:name="Subs",type=integer,JSONPath=`.status.subscriptionsCount`
+// +kubebuilder:printcolumn:name="Inputs",type=integer,JSONPath=`.status.inputsCount`
+// +kubebuilder:printcolumn:name="Outputs",type=integer,JSONPath=`.status.outputsCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ClusterSpec `json:"spec"`
+	// +optional
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// ClusterList is a list of Clusters.
+//
+// +kubebuilder:object:root=true
+type ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Cluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+}

@@ -1,0 +1,48 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// InputSpec is a source of telemetry other than gNMI targets: a message bus another collector writes to.
+type InputSpec struct {
+	// Type of the gNMIc input.
+	// +kubebuilder:validation:Enum=kafka;nats;jetstream
+	// +required
+	Type string `json:"type"`
+
+	// Config is the gNMIc configuration of this input type, passed through as is. The operator sets its
+	// type, name and outputs (from the Pipeline), overriding any in config.
+	// +kubebuilder:validation:MaxProperties=128
+	// +optional
+	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
+}
+
+// Input is a telemetry source read by collectors (for example a Kafka topic) and forwarded to the outputs
+// of the Pipelines that select it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=gnmic
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec InputSpec `json:"spec"`
+}
+
+// InputList is a list of Inputs.
+//
+// +kubebuilder:object:root=true
+type InputList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Input `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Input{}, &InputList{})
+}

@@ -1,0 +1,155 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SubscriptionSpec is a gNMI subscription: which paths to stream from the targets and how.
+// +kubebuilder:validation:XValidation:rule="!has(self.sampleInterval) || !has(self.mode) || self.mode in ['STREAM', 'STREAM/SAMPLE', 'STREAM/TARGET_DEFINED']",message="sampleInterval applies only to the modes STREAM, STREAM/SAMPLE and STREAM/TARGET_DEFINED"
+// +kubebuilder:validation:XValidation:rule="!has(self.heartbeatInterval) || !has(self.mode) || self.mode.startsWith('STREAM')",message="heartbeatInterval applies only to STREAM modes"
+// +kubebuilder:validation:XValidation:rule="!has(self.streamSubscriptions) || !has(self.paths)",message="set either paths or streamSubscriptions, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.paths) || has(self.streamSubscriptions)",message="a subscription needs at least one path (or streamSubscriptions)"
+type SubscriptionSpec struct {
+	// Paths to subscribe to, in gNMI path syntax, for example /interfaces/interface/state/counters.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=atomic
+	// +optional
+	Paths []string `json:"paths,omitempty"`
+
+	// Prefix common to every path.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// Target is the gNMI target field of the prefix (for devices that multiplex several targets).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Target string `json:"target,omitempty"`
+
+	// Mode of the subscription. STREAM/SAMPLE by default on the collector.
+	// +kubebuilder:validation:Enum=ONCE;POLL;STREAM;STREAM/SAMPLE;STREAM/ON_CHANGE;STREAM/TARGET_DEFINED
+	// +optional
+	Mode string `json:"mode,omitempty"`
+
+	// SampleInterval of sampled streams.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="sampleInterval must be a duration such as 10s"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	SampleInterval *metav1.Duration `json:"sampleInterval,omitempty"`
+
+	// HeartbeatInterval forces an update at least this often even when nothing changed.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="heartbeatInterval must be a duration such as 60s"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	HeartbeatInterval *metav1.Duration `json:"heartbeatInterval,omitempty"`
+
+	// Encoding of the notifications.
+	// +kubebuilder:validation:Enum=JSON;BYTES;PROTO;ASCII;JSON_IETF
+	// +optional
+	Encoding string `json:"encoding,omitempty"`
+
+	// UpdatesOnly skips the initial snapshot of the data.
+	// +optional
+	UpdatesOnly bool `json:"updatesOnly,omitempty"`
+
+	// SuppressRedundant asks the device not to resend unchanged values.
+	// +optional
+	SuppressRedundant bool `json:"suppressRedundant,omitempty"`
+
+	// Qos is the DSCP marking requested, 0 to 63.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=63
+	// +optional
+	Qos *int32 `json:"qos,omitempty"`
+
+	// Depth limits the depth of returned subtrees (gNMI depth extension); 0 is unlimited.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Depth int32 `json:"depth,omitempty"`
+
+	// StreamSubscriptions splits one subscription into several with their own mode and intervals.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	StreamSubscriptions []StreamSubscription `json:"streamSubscriptions,omitempty"`
+
+	// History requests historical data (gNMI history extension).
+	// +optional
+	History *SubscriptionHistory `json:"history,omitempty"`
+}
+
+// StreamSubscription is one member of a multi-mode stream subscription.
+type StreamSubscription struct {
+	// Paths of this member.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +required
+	Paths []string `json:"paths"`
+	// StreamMode of this member.
+	// +kubebuilder:validation:Enum=SAMPLE;ON_CHANGE;TARGET_DEFINED
+	// +optional
+	StreamMode string `json:"streamMode,omitempty"`
+	// SampleInterval of this member.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="streamSubscriptions sampleInterval must be a duration such as 10s"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	SampleInterval *metav1.Duration `json:"sampleInterval,omitempty"`
+	// HeartbeatInterval of this member.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="streamSubscriptions heartbeatInterval must be a duration such as 60s"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	HeartbeatInterval *metav1.Duration `json:"heartbeatInterval,omitempty"`
+}
+
+// SubscriptionHistory selects historical data: a snapshot at one time, or a range.
+// +kubebuilder:validation:XValidation:rule="has(self.snapshot) != (has(self.start) || has(self.end))",message="history needs either snapshot, or start and end"
+// +kubebuilder:validation:XValidation:rule="has(self.start) == has(self.end)",message="history.start and history.end go together"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || !has(self.end) || timestamp(self.start) < timestamp(self.end)",message="history.start must be before history.end"
+type SubscriptionHistory struct {
+	// Snapshot time.
+	// +optional
+	Snapshot *metav1.Time `json:"snapshot,omitempty"`
+	// Start of the range.
+	// +optional
+	Start *metav1.Time `json:"start,omitempty"`
+	// End of the range.
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
+}
+
+// Subscription is a gNMI subscription applied to the targets of the Pipelines that select it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=gnmic
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="Sample",type=string,JSONPath=`.spec.sampleInterval`
+// +kubebuilder:printcolumn:name="Encoding",type=string,JSONPath=`.spec.encoding`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Subscription struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec SubscriptionSpec `json:"spec"`
+}
+
+// SubscriptionList is a list of Subscriptions.
+//
+// +kubebuilder:object:root=true
+type SubscriptionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Subscription `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Subscription{}, &SubscriptionList{})
+}

@@ -1,0 +1,98 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TargetSpec is a network device to collect telemetry from.
+type TargetSpec struct {
+	// Address of the device's gNMI server as host:port: an IPv4 address, a bracketed IPv6 address or a DNS
+	// name, then a port from 1 to 65535. For example 10.0.0.1:57400, [2001:db8::1]:6030, leaf1.dc1:9339.
+	// +kubebuilder:validation:MaxLength=261
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?|\\\\[[0-9A-Fa-f:.]+\\\\]):[0-9]{1,5}$')",message="address must be host:port, for example 10.0.0.1:57400, [2001:db8::1]:6030 or leaf1.dc1:9339"
+	// +kubebuilder:validation:XValidation:rule="!self.matches(':[0-9]{1,5}$') || (int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535)",message="the port in address must be between 1 and 65535"
+	// +required
+	Address string `json:"address"`
+
+	// Profile names the TargetProfile (in the same namespace) with the credentials, TLS and timeouts used
+	// to connect to this device.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Profile string `json:"profile"`
+
+	// Tags are attached to every update collected from this device (gNMIc event tags).
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// TargetClusterState is where and how a target is collected within one Cluster.
+type TargetClusterState struct {
+	// Pod is the collector pod that holds the target; empty while it is unassigned.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+
+	// State of the target's placement: Assigned, Unassigned (every pod was at capacity) or Orphaned (its
+	// pod stopped being ready and keeps it for the grace period).
+	// +kubebuilder:validation:Enum=Assigned;Unassigned;Orphaned
+	// +optional
+	State string `json:"state,omitempty"`
+
+	// ConnectionState of the gNMI connection as the collector reports it: IDLE, CONNECTING, READY,
+	// TRANSIENT_FAILURE, SHUTDOWN, or empty when unknown.
+	// +optional
+	ConnectionState string `json:"connectionState,omitempty"`
+
+	// LastUpdated is when this entry last changed.
+	// +optional
+	LastUpdated metav1.Time `json:"lastUpdated,omitempty"`
+}
+
+// TargetStatus is where the target is collected.
+type TargetStatus struct {
+	// ClusterStates is keyed by the name of each Cluster whose Pipelines select this target.
+	// +optional
+	ClusterStates map[string]TargetClusterState `json:"clusterStates,omitempty"`
+
+	// Clusters is the number of Clusters that hold the target on a pod.
+	// +optional
+	Clusters int32 `json:"clusters,omitempty"`
+
+	// State summarises clusterStates: Assigned when every Cluster holds it, otherwise the worst state.
+	// +optional
+	State string `json:"state,omitempty"`
+}
+
+// Target is a network device (a gNMI server) that collectors stream telemetry from.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=gnmic
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.profile`
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusters`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Target struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec TargetSpec `json:"spec"`
+	// +optional
+	Status TargetStatus `json:"status,omitempty"`
+}
+
+// TargetList is a list of Targets.
+//
+// +kubebuilder:object:root=true
+type TargetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Target `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Target{}, &TargetList{})
+}

@@ -1,0 +1,36 @@
+package v1alpha1
+
+// Labels the operator puts on the objects it creates.
+const (
+	// ClusterLabel carries the name of the Cluster a collector pod (or any object the operator made for a
+	// Cluster) belongs to. status.selector of a Cluster is "ClusterLabel=<name>".
+	ClusterLabel = "operator.gnmic.dev/cluster"
+)
+
+// Condition types of a Cluster.
+const (
+	// ConditionReady is True when every desired collector pod is ready and holds its configuration.
+	ConditionReady = "Ready"
+	// ConditionConfigApplied is True when every ready collector pod acknowledged its current configuration;
+	// when False its message names the pods that did not.
+	ConditionConfigApplied = "ConfigApplied"
+	// ConditionCapacityExhausted is True when some targets could not be assigned because every pod is at
+	// capacity.
+	ConditionCapacityExhausted = "CapacityExhausted"
+)
+
+// Condition reasons of a Cluster.
+const (
+	ReasonInsufficientCapacity = "InsufficientCapacity"
+	ReasonSufficientCapacity   = "SufficientCapacity"
+)
+
+// Target states per Cluster, as reported in Target status.clusterStates.
+const (
+	// TargetAssigned: the target is placed on a collector pod.
+	TargetAssigned = "Assigned"
+	// TargetUnassigned: every pod was at capacity; the target is not collected by this Cluster.
+	TargetUnassigned = "Unassigned"
+	// TargetOrphaned: the target's pod stopped being ready; it keeps the target for a grace period.
+	TargetOrphaned = "Orphaned"
+)

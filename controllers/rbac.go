@@ -1,0 +1,18 @@
+// Package controllers holds the reconcilers. Each reads state from the cache, calls a pure core
+// (internal/placement, …) and writes the result back; the decisions live in the cores.
+package controllers
+
+// The operator's permissions, collected by `make manifests` into config/rbac/role.yaml. Least privilege:
+// Secrets are read only (credentials for the collectors), nothing uses wildcards.
+//
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;targets;targetprofiles;subscriptions;outputs;inputs;pipelines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;pipelines;targets,verbs=update;patch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/status;targets/status;pipelines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete

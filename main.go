@@ -1,0 +1,35 @@
+// Command gnmic-operator runs fleets of gNMIc telemetry collectors on Kubernetes.
+//
+//	gnmic-operator [flags]         run the operator (see --help for the flags)
+//	gnmic-operator plan [flags]    compute a placement from JSON on stdin (see docs/planning.md)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+func main() {
+	opts := defaultOptions()
+	zapOpts := zap.Options{Development: false}
+	opts.bindFlags(flag.CommandLine)
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Usage = usage
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(ctrl.SetupSignalHandler(), opts); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "operator stopped")
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "Usage:\n  %s [flags]        run the operator\n  %s plan [flags]   compute a placement from JSON on stdin (docs/planning.md)\n\nFlags:\n", os.Args[0], os.Args[0])
+	flag.PrintDefaults()
+}

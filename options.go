@@ -1,0 +1,79 @@
+package main
+
+import (
+	"flag"
+	"time"
+)
+
+// options are the operator's command-line flags. docs/operating.md describes each one.
+type options struct {
+	metricsAddr          string
+	metricsSecure        bool
+	metricsCertPath      string
+	metricsCertName      string
+	metricsCertKey       string
+	probeAddr            string
+	enableHTTP2          bool
+	leaderElect          bool
+	leaderElectionID     string
+	leaderElectionNS     string
+	leaseDuration        time.Duration
+	renewDeadline        time.Duration
+	retryPeriod          time.Duration
+	kubeAPIQPS           float64
+	kubeAPIBurst         int
+	watchNamespace       string
+	maxConcurrentRecons  int
+	gracefulShutdownTime time.Duration
+}
+
+func defaultOptions() options {
+	return options{
+		metricsAddr:          ":8443",
+		metricsSecure:        true,
+		metricsCertName:      "tls.crt",
+		metricsCertKey:       "tls.key",
+		probeAddr:            ":8081",
+		leaderElect:          true,
+		leaderElectionID:     "gnmic-operator.operator.gnmic.dev",
+		leaseDuration:        15 * time.Second,
+		renewDeadline:        10 * time.Second,
+		retryPeriod:          2 * time.Second,
+		kubeAPIQPS:           50,
+		kubeAPIBurst:         100,
+		maxConcurrentRecons:  4,
+		gracefulShutdownTime: 30 * time.Second,
+	}
+}
+
+func (o *options) bindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", o.metricsAddr,
+		"Address of the operator's Prometheus metrics endpoint, for example :8443 (HTTPS) or :8080 (HTTP). 0 disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", o.metricsSecure,
+		"Serve metrics over HTTPS, authenticating and authorizing every scrape through TokenReview and SubjectAccessReview.")
+	fs.StringVar(&o.metricsCertPath, "metrics-cert-path", o.metricsCertPath,
+		"Directory holding the metrics serving certificate. Empty: a self-signed certificate is generated at start.")
+	fs.StringVar(&o.metricsCertName, "metrics-cert-name", o.metricsCertName, "File name of the metrics serving certificate.")
+	fs.StringVar(&o.metricsCertKey, "metrics-cert-key", o.metricsCertKey, "File name of the metrics serving key.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address of the /healthz and /readyz probes.")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", o.enableHTTP2,
+		"Allow HTTP/2 on the metrics server. Off by default: HTTP/2 Rapid Reset and Stream Cancellation (CVE-2023-44487, CVE-2023-39325).")
+	fs.BoolVar(&o.leaderElect, "leader-elect", o.leaderElect,
+		"Elect a leader among operator replicas so that one reconciles at a time.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", o.leaderElectionID, "Name of the leader election Lease.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", o.leaderElectionNS,
+		"Namespace of the leader election Lease. Empty: the operator's own namespace.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", o.leaseDuration,
+		"How long followers wait before taking over a lease that was not renewed.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", o.renewDeadline,
+		"How long the leader retries renewing before it gives up leadership.")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", o.retryPeriod, "Wait between leader election attempts.")
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", o.kubeAPIQPS, "Sustained queries per second to the Kubernetes API.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", o.kubeAPIBurst, "Burst of queries to the Kubernetes API above kube-api-qps.")
+	fs.StringVar(&o.watchNamespace, "watch-namespace", o.watchNamespace,
+		"Watch only this namespace (comma-separated list allowed). Empty: every namespace.")
+	fs.IntVar(&o.maxConcurrentRecons, "max-concurrent-reconciles", o.maxConcurrentRecons,
+		"Clusters reconciled in parallel.")
+	fs.DurationVar(&o.gracefulShutdownTime, "graceful-shutdown-timeout", o.gracefulShutdownTime,
+		"How long the operator waits for running reconciles to finish when it stops.")
+}

@@ -1,0 +1,52 @@
+package crd_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+var _ = Describe("Defaults", func() {
+	It("gives a minimal Cluster one replica, the REST port 7890, a 60s grace period and a PDB", func() {
+		Expect(k8sClient.Create(ctx, object("Cluster", "minimal", "image: gnmic"))).To(Succeed())
+		var c operatorv1alpha1.Cluster
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "minimal"}, &c)).To(Succeed())
+		Expect(c.Spec.Replicas).To(Equal(ptr.To[int32](1)))
+		Expect(c.Spec.API.RestPort).To(Equal(int32(7890)))
+		Expect(c.Spec.API.TLS).To(BeNil())
+		Expect(c.Spec.TargetDistribution.PodCapacity).To(BeNil(), "capacity stays automatic unless set")
+		Expect(c.Spec.TargetDistribution.UnreadyGracePeriod.Duration).To(Equal(60 * time.Second))
+		Expect(c.Spec.PodDisruptionBudget.Enabled).To(Equal(ptr.To(true)))
+	})
+
+	It("gives collector TLS a 90-day certificate lifetime when enabled with tls: {}", func() {
+		Expect(k8sClient.Create(ctx, object("Cluster", "with-tls", "image: gnmic\napi: {tls: {}}"))).To(Succeed())
+		var c operatorv1alpha1.Cluster
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "with-tls"}, &c)).To(Succeed())
+		Expect(c.Spec.API.RestPort).To(Equal(int32(7890)))
+		Expect(c.Spec.API.TLS.CertificateLifetime.Duration).To(Equal(2160 * time.Hour))
+	})
+
+	It("gives a TargetProfile a 10s timeout and a 10s retry timer", func() {
+		Expect(k8sClient.Create(ctx, object("TargetProfile", "defaults", "encoding: JSON"))).To(Succeed())
+		var p operatorv1alpha1.TargetProfile
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "defaults"}, &p)).To(Succeed())
+		Expect(p.Spec.Timeout.Duration).To(Equal(10 * time.Second))
+		Expect(p.Spec.RetryTimer.Duration).To(Equal(10 * time.Second))
+	})
+
+	It("enables a Pipeline unless it says otherwise, and keeps an explicit false", func() {
+		Expect(k8sClient.Create(ctx, object("Pipeline", "on", "clusterRef: c"))).To(Succeed())
+		Expect(k8sClient.Create(ctx, object("Pipeline", "off", "clusterRef: c\nenabled: false"))).To(Succeed())
+		var on, off operatorv1alpha1.Pipeline
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "on"}, &on)).To(Succeed())
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "off"}, &off)).To(Succeed())
+		Expect(on.Spec.Enabled).To(Equal(ptr.To(true)))
+		Expect(off.Spec.Enabled).To(Equal(ptr.To(false)))
+	})
+})
