@@ -1,0 +1,87 @@
+package gnmic
+
+// Config is the body of POST /api/v1/config/apply: the complete desired
+// configuration of one collector pod. Maps are keyed by object name. Empty maps
+// are omitted, so the empty Config encodes as {} and resets a collector.
+type Config struct {
+	Targets       map[string]TargetConfig       `json:"targets,omitempty"`
+	Subscriptions map[string]SubscriptionConfig `json:"subscriptions,omitempty"`
+	Outputs       map[string]map[string]any     `json:"outputs,omitempty"`
+	Inputs        map[string]map[string]any     `json:"inputs,omitempty"`
+	Processors    map[string]map[string]any     `json:"processors,omitempty"`
+}
+
+// TargetConfig is one gNMI device as the collector's apply body spells it.
+// Durations are strings such as "10s": the collector reads a bare number as
+// nanoseconds. Insecure and SkipVerify are always sent because the collector
+// applies no defaults to pushed targets.
+type TargetConfig struct {
+	Name          string            `json:"name"`
+	Address       string            `json:"address,omitempty"`
+	Username      string            `json:"username,omitempty"`
+	Password      string            `json:"password,omitempty"`
+	Token         string            `json:"token,omitempty"`
+	AuthScheme    string            `json:"auth-scheme,omitempty"`
+	Timeout       string            `json:"timeout,omitempty"`
+	RetryTimer    string            `json:"retry-timer,omitempty"`
+	Insecure      bool              `json:"insecure"`
+	SkipVerify    bool              `json:"skip-verify"`
+	TLSCA         string            `json:"tls-ca,omitempty"`
+	TLSCert       string            `json:"tls-cert,omitempty"`
+	TLSKey        string            `json:"tls-key,omitempty"`
+	TLSServerName string            `json:"tls-server-name,omitempty"`
+	TLSMinVersion string            `json:"tls-min-version,omitempty"`
+	TLSMaxVersion string            `json:"tls-max-version,omitempty"`
+	CipherSuites  []string          `json:"cipher-suites,omitempty"`
+	Encoding      string            `json:"encoding,omitempty"`
+	Gzip          bool              `json:"gzip,omitempty"`
+	Proxy         string            `json:"proxy,omitempty"`
+	Subscriptions []string          `json:"subscriptions,omitempty"`
+	Outputs       []string          `json:"outputs,omitempty"`
+	Tags          []string          `json:"tags,omitempty"`
+	EventTags     map[string]string `json:"event-tags,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	BufferSize    uint              `json:"buffer-size,omitempty"`
+	TCPKeepalive  string            `json:"tcp-keepalive,omitempty"`
+}
+
+// SubscriptionConfig is one gNMI subscription as the apply body spells it.
+// A target with an empty Subscriptions list runs every subscription.
+type SubscriptionConfig struct {
+	Name                string               `json:"name"`
+	Models              []string             `json:"models,omitempty"`
+	Prefix              string               `json:"prefix,omitempty"`
+	Target              string               `json:"target,omitempty"`
+	Paths               []string             `json:"paths,omitempty"`
+	Mode                string               `json:"mode,omitempty"`
+	StreamMode          string               `json:"stream-mode,omitempty"`
+	Encoding            string               `json:"encoding,omitempty"`
+	Qos                 *uint32              `json:"qos,omitempty"`
+	SampleInterval      string               `json:"sample-interval,omitempty"`
+	HeartbeatInterval   string               `json:"heartbeat-interval,omitempty"`
+	SuppressRedundant   bool                 `json:"suppress-redundant,omitempty"`
+	UpdatesOnly         bool                 `json:"updates-only,omitempty"`
+	History             *HistoryConfig       `json:"history,omitempty"`
+	StreamSubscriptions []SubscriptionConfig `json:"stream-subscriptions,omitempty"`
+	Outputs             []string             `json:"outputs,omitempty"`
+	Depth               uint32               `json:"depth,omitempty"`
+}
+
+// HistoryConfig asks a target for historical data (gNMI history extension).
+// Times are RFC 3339 strings.
+type HistoryConfig struct {
+	Snapshot string `json:"snapshot,omitempty"`
+	Start    string `json:"start,omitempty"`
+	End      string `json:"end,omitempty"`
+}
+
+// Subscription modes and stream modes understood by the collector.
+const (
+	ModeOnce   = "once"
+	ModePoll   = "poll"
+	ModeStream = "stream"
+
+	StreamModeSample        = "sample"
+	StreamModeOnChange      = "on-change"
+	StreamModeTargetDefined = "target-defined"
+)

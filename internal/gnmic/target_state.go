@@ -1,0 +1,85 @@
+package gnmic
+
+import "time"
+
+// Target states (TargetStatus.State). Running only means the target was
+// started; see Collecting.
+const (
+	StateStarting = "starting"
+	StateRunning  = "running"
+	StateFailed   = "failed"
+	StateStopping = "stopping"
+	StateStopped  = "stopped"
+	StatePaused   = "paused"
+)
+
+// Intended states (TargetStatus.IntendedState).
+const (
+	IntendedEnabled  = "enabled"
+	IntendedDisabled = "disabled"
+)
+
+// gRPC connectivity states (TargetStatus.ConnectionState); it may also be
+// empty when no connection was ever attempted.
+const (
+	ConnectionIdle             = "IDLE"
+	ConnectionConnecting       = "CONNECTING"
+	ConnectionReady            = "READY"
+	ConnectionTransientFailure = "TRANSIENT_FAILURE"
+	ConnectionShutdown         = "SHUTDOWN"
+)
+
+// Subscription states (values of TargetStatus.Subscriptions).
+const (
+	SubscriptionRunning = "running"
+	SubscriptionStopped = "stopped"
+)
+
+// TargetState is one element of GET /api/v1/targets: a target the collector
+// runs. Config is the target's configuration as the collector stores it, with
+// password and token masked; its durations are numbers of nanoseconds, hence
+// the loose type.
+type TargetState struct {
+	Name   string         `json:"name"`
+	Config map[string]any `json:"config,omitempty"`
+	State  TargetStatus   `json:"state"`
+}
+
+// TargetStatus is the runtime state of a target, as found in TargetState and
+// as the object of target state events.
+type TargetStatus struct {
+	IntendedState   string            `json:"intended-state"`
+	State           string            `json:"state"`
+	FailedReason    string            `json:"failed-reason,omitempty"`
+	LastUpdated     time.Time         `json:"last-updated"`
+	ConnectionState string            `json:"connection-state,omitempty"`
+	Subscriptions   map[string]string `json:"subscriptions,omitempty"`
+}
+
+// Collecting reports whether the target delivers telemetry: its gRPC
+// connection is READY and it has at least one subscription, all running.
+func (s TargetStatus) Collecting() bool {
+	if s.ConnectionState != ConnectionReady || len(s.Subscriptions) == 0 {
+		return false
+	}
+	for _, state := range s.Subscriptions {
+		if state != SubscriptionRunning {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed reports whether the target failed. The collector does not retry a
+// target that failed to start, even after the device recovers: restart it
+// with Client.EnableTarget.
+func (s TargetStatus) Failed() bool {
+	return s.State == StateFailed
+}
+
+// Collecting reports whether the target delivers telemetry (see
+// TargetStatus.Collecting).
+func (t TargetState) Collecting() bool { return t.State.Collecting() }
+
+// Failed reports whether the target failed (see TargetStatus.Failed).
+func (t TargetState) Failed() bool { return t.State.Failed() }

@@ -1,0 +1,48 @@
+package gnmic
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateFindsWhatTheCollectorWouldRejectOrFailOn(t *testing.T) {
+	sub := map[string]SubscriptionConfig{"s": {Paths: []string{"/a"}}}
+	tests := []struct {
+		name    string
+		config  Config
+		wantErr string
+	}{
+		{"a valid config", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1"}}, Subscriptions: sub}, ""},
+		{"the empty config", Config{}, ""},
+		{"targets without subscriptions", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1"}}}, "at least one subscription"},
+		{"inputs without outputs", Config{Inputs: map[string]map[string]any{"i": {"type": "nats"}}}, "at least one output"},
+		{"a target without address", Config{Targets: map[string]TargetConfig{"r": {}}, Subscriptions: sub}, `target "r": address is empty`},
+		{"a bare-number timeout", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", Timeout: "10"}}, Subscriptions: sub}, "timeout: not a duration"},
+		{"a zero retry-timer", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", RetryTimer: "0s"}}, Subscriptions: sub}, "retry-timer: must be positive"},
+		{"an undefined subscription", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", Subscriptions: []string{"x"}}}, Subscriptions: sub}, `subscription "x" is not defined`},
+		{"an undefined output", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", Outputs: []string{"o"}}}, Subscriptions: sub}, `output "o" is not defined`},
+		{"a subscription without paths", Config{Subscriptions: map[string]SubscriptionConfig{"s": {}}}, `subscription "s": no paths`},
+		{"a bad sample interval", Config{Subscriptions: map[string]SubscriptionConfig{"s": {Paths: []string{"/a"}, SampleInterval: "often"}}}, "sample-interval"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.config.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestValidationErrorsNeverQuoteValues(t *testing.T) {
+	c := Config{Targets: map[string]TargetConfig{"r": {Password: "s3cret", Timeout: "s3cret"}}}
+	if err := c.Validate(); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("Validate() = %v", err)
+	}
+}

@@ -1,0 +1,107 @@
+package gnmic
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// ErrStreamClosed is returned (wrapped) by WatchTargets when the collector
+// ends the event stream; the caller reconnects and re-lists.
+var ErrStreamClosed = errors.New("event stream closed by collector")
+
+// Event types of TargetEvent.
+const (
+	EventCreate = "create"
+	EventUpdate = "update"
+	EventDelete = "delete"
+)
+
+// TargetEvent is one Server-Sent Event of the target state stream. A stream
+// starts with one create event per existing target.
+type TargetEvent struct {
+	Timestamp time.Time    `json:"timestamp"`
+	Store     string       `json:"store"`
+	Kind      string       `json:"kind"`
+	Name      string       `json:"name"`
+	Type      string       `json:"event-type"`
+	Object    TargetStatus `json:"object"`
+}
+
+// maxEventLine bounds one line of the event stream. Nothing bounds what a
+// collector puts in an event, and a long line is no reason to drop a stream.
+const maxEventLine = 4 << 20
+
+// WatchTargets follows GET /api/v1/sse/targets?store=state and calls fn for
+// every event, in order, on the calling goroutine. It returns ctx.Err() when
+// ctx ends and an error wrapping ErrStreamClosed when the collector ends the
+// stream. The collector may drop events under load: treat them as hints and
+// poll Targets as a backstop.
+func (c *Client) WatchTargets(ctx context.Context, fn func(TargetEvent)) error {
+	if err := c.watchTargets(ctx, fn); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("watch targets of %s: %w", c.base, err)
+	}
+	return nil
+}
+
+func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent)) error {
+	header := http.Header{"Accept": {"text/event-stream"}, "Cache-Control": {"no-cache"}}
+	resp, err := c.do(ctx, http.MethodGet, "/api/v1/sse/targets?store=state", header, nil)
+	if err != nil {
+		return err
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return readStatusError(resp.StatusCode, resp.Body)
+	}
+	return readEvents(resp.Body, fn)
+}
+
+// readEvents parses a text/event-stream: "data:" lines accumulate until a
+// blank line dispatches the event; comments (": keepalive") and other fields
+// are ignored.
+func readEvents(r io.Reader, fn func(TargetEvent)) error {
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+	var data []byte
+	for scanner.Scan() {
+		line := scanner.Bytes()
+		switch {
+		case len(line) == 0:
+			if len(data) == 0 {
+				continue
+			}
+			var ev TargetEvent
+			if err := json.Unmarshal(data, &ev); err != nil {
+				return fmt.Errorf("decode target event: %w", err)
+			}
+			data = data[:0]
+			fn(ev)
+		case line[0] == ':':
+			// A comment, such as the collector's ": keepalive".
+		default:
+			value, ok := bytes.CutPrefix(line, []byte("data:"))
+			if !ok {
+				continue
+			}
+			value = bytes.TrimPrefix(value, []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		return fmt.Errorf("read event stream: %w", err)
+	}
+	return ErrStreamClosed
+}

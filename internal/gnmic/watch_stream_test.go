@@ -1,0 +1,82 @@
+package gnmic_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
+)
+
+func TestWatchTargetsDeliversTheSnapshotThenChanges(t *testing.T) {
+	collector := fakecollector.StartForTest(t, fakecollector.WithKeepalive(10*time.Millisecond))
+	client := newClient(t, collector.URL())
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	if err := client.Apply(ctx, twoRouters()); err != nil {
+		t.Fatal(err)
+	}
+
+	events := make(chan gnmic.TargetEvent, 100)
+	done := make(chan error, 1)
+	go func() { done <- client.WatchTargets(ctx, func(ev gnmic.TargetEvent) { events <- ev }) }()
+
+	next := func() gnmic.TargetEvent {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(5 * time.Second):
+			t.Fatal("no event")
+		}
+		return gnmic.TargetEvent{}
+	}
+	for _, name := range []string{"ns/r1", "ns/r2"} {
+		if ev := next(); ev.Type != gnmic.EventCreate || ev.Name != name || !ev.Object.Collecting() {
+			t.Fatalf("snapshot event = %+v, want create of collecting %s", ev, name)
+		}
+	}
+	cfg := twoRouters()
+	delete(cfg.Targets, "ns/r1")
+	if err := client.Apply(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Type != gnmic.EventDelete || ev.Name != "ns/r1" || ev.Store != "state" || ev.Kind != "targets" {
+		t.Fatalf("event = %+v, want delete of ns/r1", ev)
+	}
+
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("WatchTargets after cancel = %v, want context.Canceled", err)
+	}
+}
+
+func TestWatchTargetsReportsAStreamClosedByTheCollector(t *testing.T) {
+	collector := fakecollector.New()
+	if err := collector.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	client := newClient(t, collector.URL())
+	done := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		done <- client.WatchTargets(testContext(t), func(gnmic.TargetEvent) {})
+	}()
+	go func() {
+		for len(collector.Requests()) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		close(started)
+	}()
+	<-started
+	_ = collector.Close()
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want the stream reported closed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WatchTargets did not return")
+	}
+}

@@ -1,0 +1,170 @@
+package fakecollector
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Collector is a fake gNMIc collector. Create it with New, serve it with
+// Start (or mount Handler), stop it with Close.
+type Collector struct {
+	startDelay time.Duration
+	keepalive  time.Duration
+	tlsConfig  *tls.Config
+	handler    http.Handler
+	done       chan struct{}
+
+	// mu guards everything below. It is held for a whole apply, which
+	// serialises applies as gNMIc does.
+	mu           sync.Mutex
+	closed       bool
+	objects      map[string]map[string]map[string]any
+	targets      map[string]*target
+	metricNames  map[string]bool
+	counts       map[string]*TargetCounts
+	applied      []AppliedConfig
+	requests     []Request
+	failNext     map[string]string
+	devicesDown  map[string]string
+	connOverride map[string]string
+	applyFailure *applyFailure
+	subscribers  map[*subscriber]struct{}
+	server       *http.Server
+	url          string
+}
+
+// Option configures a Collector.
+type Option func(*Collector)
+
+// DefaultKeepalive is how often gNMIc writes ": keepalive" on event streams.
+const DefaultKeepalive = 15 * time.Second
+
+// WithStartDelay keeps started targets in state starting (connection
+// CONNECTING, subscriptions stopped) for d before they collect. By default
+// targets collect as soon as they are applied.
+func WithStartDelay(d time.Duration) Option {
+	return func(c *Collector) { c.startDelay = d }
+}
+
+// WithKeepalive sets the interval of ": keepalive" comments on event streams.
+func WithKeepalive(d time.Duration) Option {
+	return func(c *Collector) { c.keepalive = d }
+}
+
+// WithTLS serves HTTPS with cfg (which must hold the server certificate);
+// set cfg.ClientCAs and cfg.ClientAuth to require client certificates, as
+// gNMIc does when api-server.tls.ca-file is set.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *Collector) { c.tlsConfig = cfg }
+}
+
+// New returns a collector with an empty configuration.
+func New(opts ...Option) *Collector {
+	c := &Collector{
+		keepalive:    DefaultKeepalive,
+		done:         make(chan struct{}),
+		objects:      make(map[string]map[string]map[string]any),
+		targets:      make(map[string]*target),
+		metricNames:  make(map[string]bool),
+		counts:       make(map[string]*TargetCounts),
+		failNext:     make(map[string]string),
+		devicesDown:  make(map[string]string),
+		connOverride: make(map[string]string),
+		subscribers:  make(map[*subscriber]struct{}),
+	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	c.handler = c.routes()
+	return c
+}
+
+// Handler serves the collector's API in-process, for example with
+// httptest.NewServer. Close still ends its event streams.
+func (c *Collector) Handler() http.Handler { return c.handler }
+
+// Start listens on addr ("127.0.0.1:0", or a pod IP and port such as
+// "127.1.0.5:7890") and serves in the background until Close.
+func (c *Collector) Start(addr string) error {
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("fake collector listen on %s: %w", addr, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.server != nil {
+		_ = listener.Close()
+		return errors.New("fake collector already started or closed")
+	}
+	c.server = &http.Server{Handler: c.handler, ReadHeaderTimeout: 10 * time.Second}
+	scheme := "http"
+	if c.tlsConfig != nil {
+		scheme = "https"
+		c.server.TLSConfig = c.tlsConfig
+	}
+	c.url = scheme + "://" + listener.Addr().String()
+	go c.serve(c.server, listener)
+	return nil
+}
+
+func (c *Collector) serve(server *http.Server, listener net.Listener) {
+	if server.TLSConfig != nil {
+		_ = server.ServeTLS(listener, "", "")
+		return
+	}
+	_ = server.Serve(listener)
+}
+
+// URL is the collector's base URL once started, such as
+// "http://127.0.0.1:41234".
+func (c *Collector) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.url
+}
+
+// Close stops serving, ends event streams and pending target starts. It is
+// idempotent.
+func (c *Collector) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	for _, t := range c.targets {
+		t.cancelPending()
+	}
+	server := c.server
+	c.mu.Unlock()
+	if server != nil {
+		return server.Close()
+	}
+	return nil
+}
+
+// TestingT is the part of testing.TB (and of Ginkgo's GinkgoT()) that
+// StartForTest uses.
+type TestingT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// StartForTest starts a collector on a free loopback port and closes it when
+// the test ends.
+func StartForTest(t TestingT, opts ...Option) *Collector {
+	t.Helper()
+	c := New(opts...)
+	if err := c.Start("127.0.0.1:0"); err != nil {
+		t.Fatalf("start fake collector: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}

@@ -1,0 +1,85 @@
+package fakecollector
+
+import "net/http"
+
+// applyFailure is an injected answer to every apply.
+type applyFailure struct {
+	status int
+	errors []string
+}
+
+// FailStart makes the next start of the named target fail with reason: the
+// target goes to state failed and stays there, even through identical
+// applies, until it is re-enabled or reconnected. Later starts succeed.
+func (c *Collector) FailStart(name, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failNext[name] = reason
+}
+
+// DeviceDown makes every start of the named target fail with reason until
+// DeviceUp. Like gNMIc, the fake does not retry when the device comes back.
+func (c *Collector) DeviceDown(name, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.devicesDown[name] = reason
+}
+
+// DeviceUp lets starts of the named target succeed again. A target that
+// already failed stays failed until it is re-enabled.
+func (c *Collector) DeviceUp(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.devicesDown, name)
+}
+
+// FailApply makes every apply answer status with {"errors": errs} and change
+// nothing, until ClearApplyFailure.
+func (c *Collector) FailApply(status int, errs ...string) {
+	if len(errs) == 0 {
+		errs = []string{http.StatusText(status)}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.applyFailure = &applyFailure{status: status, errors: errs}
+}
+
+// ClearApplyFailure lets applies succeed again.
+func (c *Collector) ClearApplyFailure() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.applyFailure = nil
+}
+
+// SetConnectionState makes the named target report state (READY,
+// TRANSIENT_FAILURE, IDLE, ...) as its gRPC connection state, now and after
+// later starts, until ClearConnectionState. A target reported failed with
+// state READY mimics gNMIc's "up and ready while collecting nothing".
+func (c *Collector) SetConnectionState(name, state string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.connOverride[name] = state
+	c.refreshConnection(name)
+}
+
+// ClearConnectionState returns the named target to its natural connection
+// state.
+func (c *Collector) ClearConnectionState(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.connOverride, name)
+	c.refreshConnection(name)
+}
+
+func (c *Collector) refreshConnection(name string) {
+	t, ok := c.targets[name]
+	if !ok {
+		return
+	}
+	state := c.connectionState(name, t.status.State)
+	if state == t.status.ConnectionState {
+		return
+	}
+	t.status.ConnectionState = state
+	c.touch(name, t)
+}

@@ -1,0 +1,106 @@
+package fakecollector
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// targetView is one element of GET /api/v1/targets.
+type targetView struct {
+	Name   string         `json:"name"`
+	Config map[string]any `json:"config"`
+	State  TargetStatus   `json:"state"`
+}
+
+// maskedFields are hidden in the config that GET /api/v1/targets returns.
+var maskedFields = []string{"password", "token"}
+
+func (c *Collector) view(name string) targetView {
+	config := deepCopy(c.objects[kindTargets][name]).(map[string]any)
+	for _, f := range maskedFields {
+		if _, ok := config[f]; ok {
+			config[f] = "****"
+		}
+	}
+	return targetView{Name: name, Config: config, State: c.targets[name].status.clone()}
+}
+
+// handleTargets serves GET /api/v1/targets.
+func (c *Collector) handleTargets(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	views := make([]targetView, 0, len(c.targets))
+	for _, name := range sortedKeys(c.targets) {
+		views = append(views, c.view(name))
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, views)
+}
+
+// handleTarget serves GET /api/v1/targets/{name}: a one-element array.
+func (c *Collector) handleTarget(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	c.mu.Lock()
+	_, ok := c.targets[name]
+	var views []targetView
+	if ok {
+		views = []targetView{c.view(name)}
+	}
+	c.mu.Unlock()
+	if !ok {
+		writeErrors(w, http.StatusNotFound, "target not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, views)
+}
+
+// handleTargetState serves POST /api/v1/targets/{name}/state/{state}.
+func (c *Collector) handleTargetState(w http.ResponseWriter, r *http.Request) {
+	c.setIntendedState(w, r.PathValue("name"), r.PathValue("state"))
+}
+
+// handleConfigTargetState serves POST /api/v1/config/targets/{name}/state
+// with a body such as {"state": "enabled"}.
+func (c *Collector) handleConfigTargetState(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		State string `json:"state"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeErrors(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if body.State == "" {
+		writeErrors(w, http.StatusBadRequest, "target state is required")
+		return
+	}
+	c.setIntendedState(w, r.PathValue("name"), body.State)
+}
+
+// setIntendedState enables (starts) or disables (stops) a target. Enabling a
+// running or starting target, or disabling a stopped one, changes nothing and
+// answers 400 "target state not changed". Other states are accepted and
+// ignored, as gNMIc does.
+func (c *Collector) setIntendedState(w http.ResponseWriter, name, state string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.targets[name]
+	if !ok {
+		writeErrors(w, http.StatusNotFound, "target not found")
+		return
+	}
+	current := t.status.State
+	switch state {
+	case IntendedEnabled:
+		if current == StateRunning || current == StateStarting {
+			writeErrors(w, http.StatusBadRequest, "target state not changed")
+			return
+		}
+		c.startTarget(name)
+	case IntendedDisabled:
+		if current == StateStopped || current == StateStopping {
+			writeErrors(w, http.StatusBadRequest, "target state not changed")
+			return
+		}
+		c.stopTarget(name, t)
+	}
+	w.WriteHeader(http.StatusOK)
+}
