@@ -1,0 +1,20 @@
+// Package render turns what a Cluster selects into the gNMIc configuration
+// one collector pod receives.
+//
+// PodConfig takes the Cluster's selection (package selection), the names of
+// the targets placed on the pod, and the connection settings those targets
+// need (TargetProfiles and the data of the Secrets they name), and returns a
+// gnmic.Config in its Normalize form. Every pod gets every selected output and
+// every selected input, so that where data goes never depends on placement; a
+// pod gets only the targets placed on it and the subscriptions those targets
+// use. One bad object never blocks the others: a target whose profile or
+// Secret is missing, an input without outputs, an output whose config does not
+// decode are each left out and reported as a SkipError, and everything
+// that depends on a skipped object is skipped with it. Every object that
+// remains has passed gnmic.Config.Validate on its own, so the whole passes too.
+//
+// Credentials flow from Secrets into the Config and nowhere else: errors name
+// targets, profiles, Secrets and keys, never values. TLS material is not
+// copied into the Config; it is referenced as files that package workload
+// mounts at TLSMountPath.
+package render

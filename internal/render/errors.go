@@ -1,0 +1,48 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/selection"
+)
+
+// SkipError is an object left out of a pod's configuration so that the rest
+// can be pushed. Its message names the object and what is wrong with it,
+// never a credential.
+type SkipError struct {
+	Kind selection.Kind
+	Name string
+	Err  error
+}
+
+func (e SkipError) Error() string {
+	return fmt.Sprintf("%s %q: %v", strings.ToLower(string(e.Kind)), e.Name, e.Err)
+}
+
+func (e SkipError) Unwrap() error { return e.Err }
+
+// Causes of a SkipError, for errors.Is.
+var (
+	// ErrNotSelected: a target placed on the pod is not in the selection.
+	ErrNotSelected = errors.New("not selected by the Cluster's pipelines")
+	// ErrInvalidName: the name contains "/", which the collector's API cannot
+	// route (it does not match escaped slashes).
+	ErrInvalidName = errors.New(`name contains "/", which the collector's API cannot route`)
+	// ErrProfileNotFound: the target's TargetProfile does not exist.
+	ErrProfileNotFound = errors.New("target profile not found")
+	// ErrSecretNotFound: a Secret a profile names does not exist.
+	ErrSecretNotFound = errors.New("secret not found")
+	// ErrSecretKeyMissing: a Secret lacks a key the profile needs.
+	ErrSecretKeyMissing = errors.New("missing key")
+	// ErrNoOutputs: an input feeds no output, which the collector rejects.
+	ErrNoOutputs = errors.New("no output selected: the collector rejects an input without outputs")
+	// ErrInvalidJSON: a value of an output's or input's spec.config is not
+	// JSON.
+	ErrInvalidJSON = errors.New("not valid JSON")
+	// ErrUnknownMode: a subscription mode the renderer does not know.
+	ErrUnknownMode = errors.New("unknown mode")
+	// ErrDependencySkipped: the object uses another one that was skipped.
+	ErrDependencySkipped = errors.New("skipped (see its own error)")
+)

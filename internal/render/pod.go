@@ -1,0 +1,192 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/internal/selection"
+)
+
+// PodConfig returns the configuration of the collector pod that holds the
+// targets named onPod, in its Normalize form, and the objects it had to leave
+// out, sorted by kind and name. The pod gets:
+//   - every selected output, so that where a target's data goes does not
+//     depend on the pod it is placed on;
+//   - every selected input that feeds at least one output;
+//   - each target of onPod whose profile, Secrets, subscriptions and outputs
+//     all render;
+//   - the subscriptions those targets use, and no other.
+//
+// A skipped output or subscription skips the targets and inputs that use it.
+// The error is not nil only if the assembled configuration fails
+// gnmic.Config.Validate, which the per-object checks rule out; the caller
+// should then push nothing. Equal inputs give equal configs and equal Hash.
+func PodConfig(sel selection.Selection, onPod []string, conn Connections) (gnmic.Config, []SkipError, error) {
+	b := builder{sel: sel, conn: conn, subscriptions: map[string]subscriptionResult{}}
+	b.addOutputs()
+	b.addInputs()
+	names := slices.Clone(onPod)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		b.addTarget(name)
+	}
+	slices.SortStableFunc(b.skips, func(a, b SkipError) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+	})
+	cfg := b.cfg.Normalize()
+	if err := cfg.Validate(); err != nil {
+		return gnmic.Config{}, b.skips, fmt.Errorf("render pod config: %w", err)
+	}
+	return cfg, b.skips, nil
+}
+
+// builder assembles one pod's Config.
+type builder struct {
+	sel           selection.Selection
+	conn          Connections
+	cfg           gnmic.Config
+	subscriptions map[string]subscriptionResult // rendered on first use
+	skips         []SkipError
+}
+
+type subscriptionResult struct {
+	config gnmic.SubscriptionConfig
+	err    error
+}
+
+func (b *builder) skip(kind selection.Kind, name string, err error) {
+	b.skips = append(b.skips, SkipError{Kind: kind, Name: name, Err: err})
+}
+
+func (b *builder) addOutputs() {
+	for _, name := range sortedKeys(b.sel.Outputs) {
+		obj, err := outputObject(b.sel.Outputs[name])
+		if err != nil {
+			b.skip(selection.KindOutput, name, err)
+			continue
+		}
+		b.cfg.Outputs = setKey(b.cfg.Outputs, name, obj)
+	}
+}
+
+func (b *builder) addInputs() {
+	for _, name := range sortedKeys(b.sel.Inputs) {
+		in := b.sel.Inputs[name]
+		if len(in.Outputs) == 0 {
+			b.skip(selection.KindInput, name, ErrNoOutputs)
+			continue
+		}
+		if err := b.outputsRendered(in.Outputs); err != nil {
+			b.skip(selection.KindInput, name, err)
+			continue
+		}
+		obj, err := inputObject(in.Input, in.Outputs)
+		if err != nil {
+			b.skip(selection.KindInput, name, err)
+			continue
+		}
+		b.cfg.Inputs = setKey(b.cfg.Inputs, name, obj)
+	}
+}
+
+func (b *builder) addTarget(name string) {
+	st, ok := b.sel.Target(name)
+	if !ok {
+		b.skip(selection.KindTarget, name, ErrNotSelected)
+		return
+	}
+	tc, err := renderTarget(st, b.conn)
+	if err != nil {
+		b.skip(selection.KindTarget, name, err)
+		return
+	}
+	subs, err := b.subscriptionsOf(st.Subscriptions)
+	if err == nil {
+		err = b.outputsRendered(st.Outputs)
+	}
+	if err == nil {
+		if verr := targetAlone(tc, subs, b.cfg.Outputs).Validate(); verr != nil {
+			err = fmt.Errorf("the collector would reject it: %w", verr)
+		}
+	}
+	if err != nil {
+		b.skip(selection.KindTarget, name, err)
+		return
+	}
+	b.cfg.Targets = setKey(b.cfg.Targets, name, tc)
+	for sub, sc := range subs {
+		b.cfg.Subscriptions = setKey(b.cfg.Subscriptions, sub, sc)
+	}
+}
+
+// subscriptionsOf renders the named subscriptions, each once per pod; a
+// subscription that does not render is reported once and fails every target
+// that uses it.
+func (b *builder) subscriptionsOf(names []string) (map[string]gnmic.SubscriptionConfig, error) {
+	out := make(map[string]gnmic.SubscriptionConfig, len(names))
+	for _, name := range names {
+		r, seen := b.subscriptions[name]
+		if !seen {
+			r = b.renderSubscription(name)
+			b.subscriptions[name] = r
+			if r.err != nil {
+				b.skip(selection.KindSubscription, name, r.err)
+			}
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("subscription %q: %w", name, ErrDependencySkipped)
+		}
+		out[name] = r.config
+	}
+	return out, nil
+}
+
+func (b *builder) renderSubscription(name string) subscriptionResult {
+	s := b.sel.Subscriptions[name]
+	if s == nil {
+		return subscriptionResult{err: ErrNotSelected}
+	}
+	sc, err := renderSubscription(s)
+	if err == nil {
+		err = gnmic.Config{Subscriptions: map[string]gnmic.SubscriptionConfig{name: sc}}.Validate()
+	}
+	return subscriptionResult{config: sc, err: err}
+}
+
+// outputsRendered fails when one of names is not among the pod's outputs.
+func (b *builder) outputsRendered(names []string) error {
+	for _, name := range names {
+		if _, ok := b.cfg.Outputs[name]; !ok {
+			return fmt.Errorf("output %q: %w", name, ErrDependencySkipped)
+		}
+	}
+	return nil
+}
+
+// targetAlone is the smallest Config holding t, for validating t on its own.
+func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs map[string]map[string]any) gnmic.Config {
+	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs}
+	for _, name := range t.Outputs {
+		c.Outputs = setKey(c.Outputs, name, outputs[name])
+	}
+	return c
+}
+
+func setKey[V any](m map[string]V, key string, v V) map[string]V {
+	if m == nil {
+		m = make(map[string]V)
+	}
+	m[key] = v
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,17 @@
+// Package workload builds the Kubernetes objects that run a Cluster's
+// collector pods: a StatefulSet, its headless Service, the ConfigMap with the
+// collectors' bootstrap configuration, and a PodDisruptionBudget.
+//
+// The builders are pure: they take a Cluster and Options and return the
+// desired objects, equal for equal inputs, without talking to the API server
+// and without owner references (the reconciler sets those and applies the
+// objects). Every object is named after the Cluster and labelled with
+// operator.gnmic.dev/cluster=<name>, which is also the pods' selector, so pod
+// <cluster>-<ordinal> answers at <pod>.<cluster>.<namespace>.svc. A collector
+// pod starts with only the bootstrap file: its REST API address, metrics and
+// logging, and TLS when spec.api.tls is set. Everything it collects is pushed
+// later through that API (package render builds it), so a change to what a
+// Cluster collects does not restart its pods. Two things do: a change to the
+// bootstrap file, through a checksum annotation on the pod template, and a
+// new TLS Secret of a target profile, which every pod mounts.
+package workload

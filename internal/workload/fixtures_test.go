@@ -1,0 +1,28 @@
+package workload
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+// cluster returns Cluster "c" in namespace "ns" with only an image, changed by
+// the given functions.
+func cluster(changes ...func(*v1alpha1.Cluster)) *v1alpha1.Cluster {
+	c := &v1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
+		Spec:       v1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0"},
+	}
+	for _, change := range changes {
+		change(c)
+	}
+	return c
+}
+
+func withTLS(c *v1alpha1.Cluster) { c.Spec.API.TLS = &v1alpha1.APITLS{} }
+func withPort(port int32) func(*v1alpha1.Cluster) {
+	return func(c *v1alpha1.Cluster) { c.Spec.API.RestPort = port }
+}
+func withReplicas(n int32) func(*v1alpha1.Cluster) {
+	return func(c *v1alpha1.Cluster) { c.Spec.Replicas = &n }
+}
