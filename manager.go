@@ -16,6 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers"
 )
 
 // newScheme knows the built-in kinds and the operator's own.
@@ -46,6 +47,19 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("add ready check: %w", err)
+	}
+
+	reconciler := &controllers.ClusterReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Scheme:                  mgr.GetScheme(),
+		Recorder:                mgr.GetEventRecorderFor("gnmic-operator"),
+		Dialer:                  controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		PollInterval:            o.collectorPollInterval,
+		MaxConcurrentReconciles: o.maxConcurrentRecons,
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up cluster controller: %w", err)
 	}
 
 	log.Info("starting manager", "leaderElection", o.leaderElect, "metrics", o.metricsAddr, "probes", o.probeAddr)
@@ -88,12 +102,13 @@ func managerOptions(o options) ctrl.Options {
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.gracefulShutdownTime,
 	}
+	opts.Cache = cache.Options{ByObject: controllers.CacheByObject()}
 	if o.watchNamespace != "" {
 		namespaces := map[string]cache.Config{}
 		for _, ns := range strings.Split(o.watchNamespace, ",") {
 			namespaces[strings.TrimSpace(ns)] = cache.Config{}
 		}
-		opts.Cache = cache.Options{DefaultNamespaces: namespaces}
+		opts.Cache.DefaultNamespaces = namespaces
 	}
 	return opts
 }

@@ -7,42 +7,44 @@ import (
 
 // options are the operator's command-line flags. docs/operating.md describes each one.
 type options struct {
-	metricsAddr          string
-	metricsSecure        bool
-	metricsCertPath      string
-	metricsCertName      string
-	metricsCertKey       string
-	probeAddr            string
-	enableHTTP2          bool
-	leaderElect          bool
-	leaderElectionID     string
-	leaderElectionNS     string
-	leaseDuration        time.Duration
-	renewDeadline        time.Duration
-	retryPeriod          time.Duration
-	kubeAPIQPS           float64
-	kubeAPIBurst         int
-	watchNamespace       string
-	maxConcurrentRecons  int
-	gracefulShutdownTime time.Duration
+	metricsAddr           string
+	metricsSecure         bool
+	metricsCertPath       string
+	metricsCertName       string
+	metricsCertKey        string
+	probeAddr             string
+	enableHTTP2           bool
+	leaderElect           bool
+	leaderElectionID      string
+	leaderElectionNS      string
+	leaseDuration         time.Duration
+	renewDeadline         time.Duration
+	retryPeriod           time.Duration
+	kubeAPIQPS            float64
+	kubeAPIBurst          int
+	watchNamespace        string
+	maxConcurrentRecons   int
+	gracefulShutdownTime  time.Duration
+	collectorPollInterval time.Duration
 }
 
 func defaultOptions() options {
 	return options{
-		metricsAddr:          ":8443",
-		metricsSecure:        true,
-		metricsCertName:      "tls.crt",
-		metricsCertKey:       "tls.key",
-		probeAddr:            ":8081",
-		leaderElect:          true,
-		leaderElectionID:     "gnmic-operator.operator.gnmic.dev",
-		leaseDuration:        15 * time.Second,
-		renewDeadline:        10 * time.Second,
-		retryPeriod:          2 * time.Second,
-		kubeAPIQPS:           50,
-		kubeAPIBurst:         100,
-		maxConcurrentRecons:  4,
-		gracefulShutdownTime: 30 * time.Second,
+		metricsAddr:           ":8443",
+		metricsSecure:         true,
+		metricsCertName:       "tls.crt",
+		metricsCertKey:        "tls.key",
+		probeAddr:             ":8081",
+		leaderElect:           true,
+		leaderElectionID:      "gnmic-operator.operator.gnmic.dev",
+		leaseDuration:         15 * time.Second,
+		renewDeadline:         10 * time.Second,
+		retryPeriod:           2 * time.Second,
+		kubeAPIQPS:            50,
+		kubeAPIBurst:          100,
+		maxConcurrentRecons:   4,
+		gracefulShutdownTime:  30 * time.Second,
+		collectorPollInterval: 60 * time.Second,
 	}
 }
 
@@ -76,4 +78,6 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Clusters reconciled in parallel.")
 	fs.DurationVar(&o.gracefulShutdownTime, "graceful-shutdown-timeout", o.gracefulShutdownTime,
 		"How long the operator waits for running reconciles to finish when it stops.")
+	fs.DurationVar(&o.collectorPollInterval, "collector-poll-interval", o.collectorPollInterval,
+		"How often each collector is asked for its targets' state when nothing else happens (a backstop).")
 }

@@ -211,6 +211,38 @@ type ClusterStatus struct {
 	// automatic ceil(targets / ready pods).
 	// +optional
 	PodCapacity int32 `json:"podCapacity,omitempty"`
+
+	// Collectors describes each collector pod: how many targets it acknowledged and which configuration it
+	// holds. The operator pushes a pod's configuration again only when it differs from what is recorded here
+	// or the pod was recreated.
+	// +listType=map
+	// +listMapKey=pod
+	// +optional
+	Collectors []CollectorStatus `json:"collectors,omitempty"`
+}
+
+// CollectorStatus is the state of one collector pod.
+type CollectorStatus struct {
+	// Pod is the collector pod's name.
+	Pod string `json:"pod"`
+	// UID of the pod that acknowledged the configuration; a recreated pod has another UID and is pushed again.
+	// +optional
+	UID string `json:"uid,omitempty"`
+	// Ready is the pod's readiness when the status was written.
+	// +optional
+	Ready bool `json:"ready"`
+	// Targets is the number of targets in the configuration the pod acknowledged.
+	// +optional
+	Targets int32 `json:"targets"`
+	// ConfigHash fingerprints the configuration the pod acknowledged (no secret can be read back from it).
+	// +optional
+	ConfigHash string `json:"configHash,omitempty"`
+	// LastApplied is when the pod last acknowledged a configuration.
+	// +optional
+	LastApplied *metav1.Time `json:"lastApplied,omitempty"`
+	// Error of the last failed push to this pod; empty once a push succeeds.
+	// +optional
+	Error string `json:"error,omitempty"`
 }
 
 // Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,

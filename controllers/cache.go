@@ -1,0 +1,31 @@
+package controllers
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+// CacheByObject limits what the operator caches of the built-in kinds to the objects it made (they carry
+// operator.gnmic.dev/cluster): a large cluster's Pods and ConfigMaps would otherwise fill its memory.
+// Secrets are watched through their metadata only and read from the API server when needed.
+func CacheByObject() map[client.Object]cache.ByObject {
+	req, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid label key
+	}
+	owned := cache.ByObject{Label: labels.NewSelector().Add(*req)}
+	return map[client.Object]cache.ByObject{
+		&corev1.Pod{}:                   owned,
+		&corev1.ConfigMap{}:             owned,
+		&corev1.Service{}:               owned,
+		&appsv1.StatefulSet{}:           owned,
+		&policyv1.PodDisruptionBudget{}: owned,
+	}
+}

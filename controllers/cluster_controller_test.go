@@ -1,0 +1,249 @@
+package controllers_test
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+var _ = Describe("Cluster reconciler", func() {
+	var op *operator
+	BeforeEach(func() { op = startOperator() })
+	AfterEach(func() { op.Stop() })
+
+	It("creates the collector StatefulSet with the pod selector the scale subresource reports", func() {
+		f := newFleet(1, nil, "")
+		Eventually(func(g Gomega) {
+			var sts appsv1.StatefulSet
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &sts)).To(Succeed())
+			g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(map[string]string{operatorv1alpha1.ClusterLabel: f.name}))
+			g.Expect(f.cluster().Status.Selector).To(Equal(operatorv1alpha1.ClusterLabel + "=" + f.name))
+		}, 20*time.Second).Should(Succeed())
+	})
+
+	It("spreads 9 targets over 3 pods evenly, each on exactly one collector, and says where", func() {
+		f := newFleet(3, nil, "")
+		f.addTargets(0, 9)
+		held := f.converged(9, 0)
+		Expect(loads(held)).To(Equal([]int{3, 3, 3}))
+		c := f.cluster()
+		Expect(c.Status.ReadyReplicas).To(BeEquivalentTo(3))
+		Expect(condition(c, operatorv1alpha1.ConditionCapacityExhausted).Status).To(Equal(metav1.ConditionFalse))
+		Expect(condition(c, operatorv1alpha1.ConditionConfigApplied).Status).To(Equal(metav1.ConditionTrue))
+		var collected int32
+		for _, col := range c.Status.Collectors {
+			collected += col.Targets
+		}
+		Expect(collected).To(BeEquivalentTo(9))
+	})
+
+	It("leaves targets beyond replicas × podCapacity unassigned and says so, until the fleet grows", func() {
+		f := newFleet(3, ptr.To(int32(2)), "")
+		f.addTargets(0, 9)
+		f.converged(9, 3)
+		cond := condition(f.cluster(), operatorv1alpha1.ConditionCapacityExhausted)
+		Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+		Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonInsufficientCapacity))
+		Expect(cond.Message).To(Equal("3 target(s) could not be assigned, all pods at capacity"))
+
+		f.scale(5)
+		f.addPod(3)
+		f.addPod(4)
+		f.converged(9, 0)
+		cond = condition(f.cluster(), operatorv1alpha1.ConditionCapacityExhausted)
+		Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonSufficientCapacity))
+	})
+
+	It("moves only what capacity forces when scaling 1→3, 2→3 and 3→2, and never re-adds a target that stays", func() {
+		f := newFleet(1, nil, "")
+		f.addTargets(0, 12)
+		f.converged(12, 0)
+
+		f.scale(3)
+		f.addPod(1)
+		f.addPod(2)
+		held := f.converged(12, 0)
+		Expect(loads(held)).To(Equal([]int{4, 4, 4}))
+
+		f.scale(2)
+		f.removePod(2)
+		before := f.statusPods()
+		held = f.converged(12, 0)
+		Expect(loads(held)).To(Equal([]int{6, 6}))
+		for name, pod := range f.statusPods() {
+			if before[name] != f.podName(2) {
+				Expect(pod).To(Equal(before[name]), "target %s was on a surviving pod and moved", name)
+			}
+		}
+
+		mid := f.statusPods()
+		f.scale(3)
+		f.addPod(2)
+		held = f.converged(12, 0)
+		Expect(loads(held)).To(Equal([]int{4, 4, 4}))
+		moved := 0
+		for name, pod := range f.statusPods() {
+			if pod != mid[name] {
+				moved++
+			}
+		}
+		// 2→3 with 12 targets: capacity 4, each surviving pod sheds 2: the lower bound is 4.
+		Expect(moved).To(Equal(4))
+		for ordinal := 0; ordinal < 2; ordinal++ {
+			for _, name := range held[ordinal] {
+				counts := f.collectors[ordinal].Counts(name)
+				Expect(counts.Removed).To(BeZero(), "target %s stayed on pod %d but was removed", name, ordinal)
+			}
+		}
+	})
+
+	It("moves no other target when one target is added or removed", func() {
+		f := newFleet(3, nil, "")
+		f.addTargets(0, 9)
+		f.converged(9, 0)
+		before := f.statusPods()
+		f.addTargets(9, 1)
+		f.converged(10, 0)
+		for name, pod := range f.statusPods() {
+			if name != targetName(9) {
+				Expect(pod).To(Equal(before[name]), "adding a target moved %s", name)
+			}
+		}
+		f.deleteTarget(4)
+		f.converged(9, 0)
+		for name, pod := range f.statusPods() {
+			if name != targetName(9) {
+				Expect(pod).To(Equal(before[name]), "removing a target moved %s", name)
+			}
+		}
+	})
+
+	It("moves and pushes nothing when the operator restarts", func() {
+		f := newFleet(3, nil, "")
+		f.addTargets(0, 9)
+		f.converged(9, 0)
+		before := f.statusPods()
+		applies := map[int]int{}
+		for o, col := range f.collectors {
+			applies[o] = col.ApplyCount()
+		}
+		op.Stop()
+		op = startOperator()
+		Consistently(func(g Gomega) {
+			for o, col := range f.collectors {
+				g.Expect(col.ApplyCount()).To(Equal(applies[o]), "pod %d was pushed again", o)
+			}
+			g.Expect(f.statusPods()).To(Equal(before))
+		}, 4*time.Second, 250*time.Millisecond).Should(Succeed())
+	})
+
+	It("keeps an unready pod's targets for the grace period, then places them elsewhere, without delaying other pods", func() {
+		f := newFleet(3, nil, "3s")
+		f.addTargets(0, 9)
+		held := f.converged(9, 0)
+		f.setReady(2, false)
+		f.addTargets(9, 3)
+		// The new targets reach the ready pods while pod 2 is unready.
+		Eventually(func() int { return len(f.collectors[0].Targets()) + len(f.collectors[1].Targets()) }, 10*time.Second).
+			Should(Equal(9))
+		Expect(f.statusPods()[held[2][0]]).To(Equal(f.podName(2)), "within the grace period the target stays")
+
+		Eventually(func(g Gomega) {
+			pods := f.statusPods()
+			for _, name := range held[2] {
+				g.Expect(pods[name]).NotTo(Equal(f.podName(2)))
+			}
+		}, 15*time.Second, 200*time.Millisecond).Should(Succeed())
+		Expect(len(f.collectors[0].Targets()) + len(f.collectors[1].Targets())).To(Equal(12))
+	})
+
+	It("reports a collector that refuses its configuration, retries it, and keeps configuring the others", func() {
+		f := newFleet(3, nil, "")
+		f.collectors[1].FailApply(http.StatusInternalServerError)
+		f.addTargets(0, 9)
+		Eventually(func(g Gomega) {
+			cond := condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Message).To(ContainSubstring(f.podName(1)))
+			g.Expect(cond.Message).NotTo(ContainSubstring(f.podName(0)))
+			g.Expect(len(f.collectors[0].Targets()) + len(f.collectors[2].Targets())).To(BeNumerically(">", 0))
+		}, 20*time.Second).Should(Succeed())
+
+		f.collectors[1].ClearApplyFailure()
+		f.converged(9, 0)
+		Eventually(func() metav1.ConditionStatus {
+			return condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied).Status
+		}, 30*time.Second).Should(Equal(metav1.ConditionTrue))
+	})
+
+	It("restarts a target whose start failed until it collects", func() {
+		f := newFleet(1, nil, "")
+		f.collectors[0].FailStart(targetName(0), "connection refused")
+		f.addTargets(0, 1)
+		f.converged(1, 0)
+		Eventually(func(g Gomega) {
+			st, ok := f.collectors[0].TargetStatus(targetName(0))
+			g.Expect(ok).To(BeTrue())
+			g.Expect(st.Collecting()).To(BeTrue())
+		}, 20*time.Second).Should(Succeed())
+		Eventually(func() string {
+			var t operatorv1alpha1.Target
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: targetName(0)}, &t)).To(Succeed())
+			return t.Status.ClusterStates[f.name].ConnectionState
+		}, 20*time.Second).Should(Equal("READY"))
+	})
+
+	It("sends credentials only to the collector: never to objects, events or logs", func() {
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 4)
+		f.converged(4, 0)
+		sent := false
+		for _, col := range f.collectors {
+			for _, req := range col.Requests() {
+				if strings.Contains(string(req.Body), password) {
+					sent = true
+				}
+			}
+		}
+		Expect(sent).To(BeTrue(), "the collectors must receive the password to connect")
+		Expect(logs.String()).NotTo(ContainSubstring(password))
+
+		for _, list := range []client.ObjectList{&corev1.ConfigMapList{}, &corev1.EventList{}, &appsv1.StatefulSetList{},
+			&operatorv1alpha1.ClusterList{}, &operatorv1alpha1.TargetList{}} {
+			Expect(k8sClient.List(suiteCtx, list, client.InNamespace(f.ns))).To(Succeed())
+			Expect(dump(list)).NotTo(ContainSubstring(password))
+		}
+	})
+
+	It("converges 1,000 targets on 10 pods with at most one status write per target plus a constant", func() {
+		f := newFleet(10, nil, "")
+		start := op.writes.total()
+		began := time.Now()
+		f.addTargets(0, 1000)
+		created := time.Since(began)
+		held := f.converged(1000, 0)
+		GinkgoWriter.Printf("created 1,000 targets in %v, converged %v after the first\n", created, time.Since(began))
+		Expect(loads(held)).To(HaveEach(Equal(100)))
+		Eventually(func(g Gomega) {
+			var list operatorv1alpha1.TargetList
+			g.Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
+			for _, t := range list.Items {
+				g.Expect(t.Status.ClusterStates[f.name].ConnectionState).To(Equal("READY"))
+			}
+		}, 30*time.Second).Should(Succeed())
+		writes := op.writes.total() - start
+		GinkgoWriter.Printf("API writes for 1,000 targets on 10 pods: %d\n", writes)
+		Expect(writes).To(BeNumerically("<=", 1000+50))
+	})
+})

@@ -1,0 +1,119 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/render"
+	"github.com/gnmic-operator/gnmic-operator/internal/selection"
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
+)
+
+// world is everything one reconcile of a Cluster knows, read once at its start.
+type world struct {
+	selection selection.Selection
+	// targets are all Targets of the namespace: selected ones and those that still carry a state for this
+	// Cluster from an earlier selection.
+	targets []operatorv1alpha1.Target
+	// pipelines are all Pipelines of the namespace.
+	pipelines []operatorv1alpha1.Pipeline
+	conn      render.Connections
+	// tlsSecrets are the target-profile TLS Secrets every collector pod mounts.
+	tlsSecrets []string
+	// pods are the Cluster's collector pods by ordinal.
+	pods map[int]*corev1.Pod
+	// current is each target's pod ordinal as its status records it.
+	current map[string]int
+}
+
+func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {
+	ns := client.InNamespace(cluster.Namespace)
+	var (
+		pipelines operatorv1alpha1.PipelineList
+		targets   operatorv1alpha1.TargetList
+		subs      operatorv1alpha1.SubscriptionList
+		outputs   operatorv1alpha1.OutputList
+		inputs    operatorv1alpha1.InputList
+		profiles  operatorv1alpha1.TargetProfileList
+		pods      corev1.PodList
+	)
+	for _, l := range []struct {
+		what string
+		list client.ObjectList
+		opts []client.ListOption
+	}{
+		{"pipelines", &pipelines, []client.ListOption{ns}},
+		{"targets", &targets, []client.ListOption{ns}},
+		{"subscriptions", &subs, []client.ListOption{ns}},
+		{"outputs", &outputs, []client.ListOption{ns}},
+		{"inputs", &inputs, []client.ListOption{ns}},
+		{"target profiles", &profiles, []client.ListOption{ns}},
+		{"pods", &pods, []client.ListOption{ns, client.MatchingLabels(workload.Labels(cluster))}},
+	} {
+		if err := r.List(ctx, l.list, l.opts...); err != nil {
+			return nil, fmt.Errorf("list %s: %w", l.what, err)
+		}
+	}
+
+	w := &world{
+		selection: selection.Resolve(cluster.Name, selection.Objects{
+			Pipelines: pipelines.Items, Targets: targets.Items, Subscriptions: subs.Items,
+			Outputs: outputs.Items, Inputs: inputs.Items,
+		}),
+		targets:   targets.Items,
+		pipelines: pipelines.Items,
+		pods:      map[int]*corev1.Pod{},
+		current:   map[string]int{},
+	}
+
+	w.conn.Profiles = map[string]*operatorv1alpha1.TargetProfile{}
+	for i := range profiles.Items {
+		w.conn.Profiles[profiles.Items[i].Name] = &profiles.Items[i]
+	}
+	secrets, err := r.readSecrets(ctx, cluster.Namespace, selection.SecretsOf(w.selection, w.conn.Profiles))
+	if err != nil {
+		return nil, err
+	}
+	w.conn.Secrets = secrets
+	w.tlsSecrets = selection.TLSSecretsOf(w.selection, w.conn.Profiles)
+
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if ordinal, ok := workload.PodOrdinal(cluster, p.Name); ok && p.DeletionTimestamp.IsZero() {
+			w.pods[ordinal] = p
+		}
+	}
+	for _, st := range w.selection.Targets {
+		state, ok := st.Target.Status.ClusterStates[cluster.Name]
+		if !ok || state.Pod == "" {
+			continue
+		}
+		if ordinal, ok := workload.PodOrdinal(cluster, state.Pod); ok {
+			w.current[st.Target.Name] = ordinal
+		}
+	}
+	return w, nil
+}
+
+// readSecrets reads the named Secrets from the API server (they are not cached). A missing Secret is left
+// out: rendering skips the targets that need it and says so.
+func (r *ClusterReconciler) readSecrets(ctx context.Context, namespace string, names []string) (map[string]map[string][]byte, error) {
+	out := make(map[string]map[string][]byte, len(names))
+	for _, name := range names {
+		var s corev1.Secret
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("read secret %s: %w", name, err)
+		}
+		out[name] = s.Data
+	}
+	return out, nil
+}

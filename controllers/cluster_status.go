@@ -1,0 +1,146 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/placement"
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
+)
+
+// Event reasons a user sees in `kubectl describe cluster`.
+const (
+	EventTargetsMoved      = "TargetsMoved"
+	EventCapacityExhausted = "CapacityExhausted"
+	EventCapacityRestored  = "CapacityRestored"
+	EventPushFailed        = "PushFailed"
+	EventTargetsSkipped    = "TargetsSkipped"
+)
+
+// reportStatus computes the Cluster's status from this reconcile, writes it once, and emits the events a
+// user wants to see.
+func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan, pushed pushResults) error {
+	base := cluster.DeepCopy()
+	st := &cluster.Status
+	counts := w.selection.Counts()
+	st.ObservedGeneration = cluster.Generation
+	st.Selector = workload.Selector(cluster)
+	st.PipelinesCount, st.TargetsCount = counts.Pipelines, counts.Targets
+	st.SubscriptionsCount, st.OutputsCount, st.InputsCount = counts.Subscriptions, counts.Outputs, counts.Inputs
+	st.UnassignedTargets = int32(len(plan.result.Unassigned))
+	st.PodCapacity = int32(plan.result.Capacity)
+	st.ReadyReplicas = 0
+	st.Collectors = st.Collectors[:0]
+	ordinals := make([]int, 0, len(pushed.pods))
+	for o := range pushed.pods {
+		ordinals = append(ordinals, o)
+	}
+	sort.Ints(ordinals)
+	for _, o := range ordinals {
+		pp := pushed.pods[o]
+		if pp.status.Ready {
+			st.ReadyReplicas++
+		}
+		st.Collectors = append(st.Collectors, pp.status)
+	}
+
+	r.setCapacityCondition(cluster, plan)
+	failed := pushed.failedPods()
+	setCondition(cluster, operatorv1alpha1.ConditionConfigApplied, len(failed) == 0, "Applied", "PushFailed",
+		"every ready collector pod holds its configuration",
+		fmt.Sprintf("configuration not applied to pod(s) %s", strings.Join(failed, ", ")))
+	desired := workload.Replicas(cluster)
+	ready := st.ReadyReplicas >= desired && len(failed) == 0
+	setCondition(cluster, operatorv1alpha1.ConditionReady, ready, "Ready", "NotReady",
+		fmt.Sprintf("%d/%d collector pods ready and configured", st.ReadyReplicas, desired),
+		fmt.Sprintf("%d/%d collector pods ready, %d failing configuration", st.ReadyReplicas, desired, len(failed)))
+
+	r.emitEvents(cluster, plan, pushed)
+	if equality.Semantic.DeepEqual(base.Status, cluster.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, cluster, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("write cluster status: %w", err)
+	}
+	return nil
+}
+
+func (r *ClusterReconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, plan placementPlan) {
+	n := len(plan.result.Unassigned)
+	was := meta.IsStatusConditionTrue(cluster.Status.Conditions, operatorv1alpha1.ConditionCapacityExhausted)
+	setCondition(cluster, operatorv1alpha1.ConditionCapacityExhausted, n > 0,
+		operatorv1alpha1.ReasonInsufficientCapacity, operatorv1alpha1.ReasonSufficientCapacity,
+		fmt.Sprintf("%d target(s) could not be assigned, all pods at capacity", n),
+		"every target is assigned to a pod")
+	switch {
+	case n > 0 && !was:
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventCapacityExhausted,
+			"%d target(s) could not be assigned, all pods at capacity (%d per pod)", n, plan.result.Capacity)
+	case n == 0 && was:
+		r.Recorder.Event(cluster, corev1.EventTypeNormal, EventCapacityRestored, "every target is assigned to a pod")
+	}
+}
+
+// setCondition sets a condition that is True with one reason and message, False with others.
+func setCondition(cluster *operatorv1alpha1.Cluster, kind string, isTrue bool, trueReason, falseReason, trueMsg, falseMsg string) {
+	c := metav1.Condition{Type: kind, Status: metav1.ConditionFalse, Reason: falseReason, Message: falseMsg,
+		ObservedGeneration: cluster.Generation}
+	if isTrue {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, trueReason, trueMsg
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, c)
+}
+
+// emitEvents reports moves (aggregated into one event), push failures and skipped targets.
+func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
+	if moves := plan.result.Moves; len(moves) > 0 {
+		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
+			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))
+	}
+	for _, name := range pushed.failedPods() {
+		for _, pp := range pushed.pods {
+			if pp.pod.Name == name {
+				r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventPushFailed, "pod %s: %v", name, pp.err)
+			}
+		}
+	}
+	if len(pushed.skipped) > 0 {
+		var names []string
+		for _, s := range pushed.skipped {
+			names = append(names, s.Error())
+		}
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventTargetsSkipped, "left out of the configuration: %s",
+			strings.Join(first(names, 5), "; "))
+	}
+}
+
+func describeMoves(cluster *operatorv1alpha1.Cluster, moves []placement.Move, limit int) string {
+	var parts []string
+	for _, m := range first(moves, limit) {
+		to := "unassigned"
+		if m.To != placement.NoPod {
+			to = workload.PodName(cluster, m.To)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s→%s", m.Target, workload.PodName(cluster, m.From), to))
+	}
+	if len(moves) > limit {
+		parts = append(parts, fmt.Sprintf("and %d more", len(moves)-limit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func first[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package controllers
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/selection"
+)
+
+// SetupWithManager registers the reconciler and its watches. Every watch maps a change to the Clusters it
+// affects, and only those: a Target's change wakes the Clusters whose Pipelines select it, a Secret's the
+// Clusters whose targets use a profile that references it. Status-only changes (mostly the operator's own
+// writes) wake nothing.
+func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&operatorv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
+		Watches(&operatorv1alpha1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&operatorv1alpha1.Target{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfTarget), specOrLabels).
+		Watches(&operatorv1alpha1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindSubscription)), specOrLabels).
+		Watches(&operatorv1alpha1.Output{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindOutput)), specOrLabels).
+		Watches(&operatorv1alpha1.Input{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindInput)), specOrLabels).
+		Watches(&operatorv1alpha1.TargetProfile{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfProfile), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		Named("cluster").
+		Complete(r)
+}
+
+func requests(namespace string, clusters ...string) []reconcile.Request {
+	seen := map[string]bool{}
+	var out []reconcile.Request
+	for _, c := range clusters {
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: c}})
+	}
+	return out
+}
+
+func clusterOfPod(_ context.Context, obj client.Object) []reconcile.Request {
+	return requests(obj.GetNamespace(), obj.GetLabels()[operatorv1alpha1.ClusterLabel])
+}
+
+func clusterOfPipeline(_ context.Context, obj client.Object) []reconcile.Request {
+	p, ok := obj.(*operatorv1alpha1.Pipeline)
+	if !ok {
+		return nil
+	}
+	return requests(p.Namespace, p.Spec.ClusterRef)
+}
+
+func (r *ClusterReconciler) pipelines(ctx context.Context, namespace string) []operatorv1alpha1.Pipeline {
+	var list operatorv1alpha1.PipelineList
+	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		log.FromContext(ctx).Error(err, "list pipelines for a watch event", "namespace", namespace)
+		return nil
+	}
+	return list.Items
+}
+
+// clustersOfTarget wakes the Clusters that select the Target and those that still list it in its status
+// (so that a Cluster that stops selecting it removes its entry).
+func (r *ClusterReconciler) clustersOfTarget(ctx context.Context, obj client.Object) []reconcile.Request {
+	t, ok := obj.(*operatorv1alpha1.Target)
+	if !ok {
+		return nil
+	}
+	clusters := selection.ClustersSelecting(selection.KindTarget, t.Name, t.Labels, r.pipelines(ctx, t.Namespace))
+	for c := range t.Status.ClusterStates {
+		clusters = append(clusters, c)
+	}
+	return requests(t.Namespace, clusters...)
+}
+
+func (r *ClusterReconciler) clustersSelecting(kind selection.Kind) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		return requests(obj.GetNamespace(),
+			selection.ClustersSelecting(kind, obj.GetName(), obj.GetLabels(), r.pipelines(ctx, obj.GetNamespace()))...)
+	}
+}
+
+func (r *ClusterReconciler) clustersOfProfile(ctx context.Context, obj client.Object) []reconcile.Request {
+	return requests(obj.GetNamespace(), r.clustersUsingProfiles(ctx, obj.GetNamespace(), obj.GetName())...)
+}
+
+func (r *ClusterReconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	var profiles operatorv1alpha1.TargetProfileList
+	if err := r.List(ctx, &profiles, client.InNamespace(obj.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "list target profiles for a secret event", "namespace", obj.GetNamespace())
+		return nil
+	}
+	using := selection.ProfilesUsingSecret(obj.GetName(), profiles.Items)
+	if len(using) == 0 {
+		return nil
+	}
+	return requests(obj.GetNamespace(), r.clustersUsingProfiles(ctx, obj.GetNamespace(), using...)...)
+}
+
+func (r *ClusterReconciler) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {
+	var targets operatorv1alpha1.TargetList
+	if err := r.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
+		log.FromContext(ctx).Error(err, "list targets for a profile event", "namespace", namespace)
+		return nil
+	}
+	pipelines := r.pipelines(ctx, namespace)
+	var clusters []string
+	for _, p := range profiles {
+		clusters = append(clusters, selection.ClustersUsingProfile(p, targets.Items, pipelines)...)
+	}
+	return clusters
+}

@@ -1,0 +1,243 @@
+package controllers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
+)
+
+const password = "s3cr3t-Pa55w0rd-never-logged"
+
+// fleetSeq gives every fleet its own loopback /24, so that its collectors can all listen on the Cluster's
+// REST port, each on its own pod IP, as real pods do.
+var fleetSeq atomic.Int32
+
+// fleet is a Cluster whose collector pods the test plays: envtest has no StatefulSet controller, so the test
+// creates each Pod, marks it Ready with an IP on the loopback range, and runs a fake collector at that IP.
+type fleet struct {
+	ns, name   string
+	subnet     int
+	port       int
+	collectors map[int]*fakecollector.Collector
+}
+
+func newFleet(replicas int, podCapacity *int32, grace string) *fleet {
+	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}}
+	f.name = "fleet"
+	f.ns = fmt.Sprintf("fleet-%d", f.subnet)
+	f.port = freePort(f.ip(0))
+	Expect(k8sClient.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})).To(Succeed())
+	f.createTelemetryModel()
+
+	c := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: f.ns}}
+	c.Spec.Image = "ghcr.io/openconfig/gnmic:test"
+	c.Spec.Replicas = ptr.To(int32(replicas))
+	c.Spec.API.RestPort = int32(f.port)
+	c.Spec.TargetDistribution.PodCapacity = podCapacity
+	if grace != "" {
+		d, err := time.ParseDuration(grace)
+		Expect(err).NotTo(HaveOccurred())
+		c.Spec.TargetDistribution.UnreadyGracePeriod = &metav1.Duration{Duration: d}
+	}
+	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())
+	for o := 0; o < replicas; o++ {
+		f.addPod(o)
+	}
+	DeferCleanup(f.close)
+	return f
+}
+
+func (f *fleet) ip(ordinal int) string { return fmt.Sprintf("127.0.%d.%d", f.subnet, ordinal+1) }
+
+func freePort(ip string) int {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// createTelemetryModel makes the profile, credentials, subscription, output and pipeline every target of the
+// fleet uses; targets are selected by the label fleet=<name>.
+func (f *fleet) createTelemetryModel() {
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: f.ns},
+			StringData: map[string]string{"username": "admin", "password": password}},
+		&operatorv1alpha1.TargetProfile{ObjectMeta: metav1.ObjectMeta{Name: "routers", Namespace: f.ns},
+			Spec: operatorv1alpha1.TargetProfileSpec{CredentialsRef: "creds"}},
+		&operatorv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "counters", Namespace: f.ns},
+			Spec: operatorv1alpha1.SubscriptionSpec{Paths: []string{"/interfaces/interface/state/counters"}, Mode: "STREAM/SAMPLE",
+				SampleInterval: &metav1.Duration{Duration: 10 * time.Second}}},
+		&operatorv1alpha1.Output{ObjectMeta: metav1.ObjectMeta{Name: "file", Namespace: f.ns},
+			Spec: operatorv1alpha1.OutputSpec{Type: "file"}},
+		&operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: f.ns},
+			Spec: operatorv1alpha1.PipelineSpec{ClusterRef: f.name,
+				TargetSelectors:  []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": f.name}}},
+				SubscriptionRefs: []string{"counters"},
+				Outputs:          &operatorv1alpha1.OutputSelection{OutputRefs: []string{"file"}}}},
+	}
+	for _, o := range objs {
+		Expect(k8sClient.Create(suiteCtx, o)).To(Succeed())
+	}
+}
+
+// addTargets creates targets r000, r001, … (from, from+n).
+func (f *fleet) addTargets(from, n int) {
+	for i := from; i < from+n; i++ {
+		t := &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Name: targetName(i), Namespace: f.ns,
+			Labels: map[string]string{"fleet": f.name}},
+			Spec: operatorv1alpha1.TargetSpec{Address: fmt.Sprintf("10.%d.%d.%d:57400", i/65536, i/256%256, i%256), Profile: "routers"}}
+		Expect(k8sClient.Create(suiteCtx, t)).To(Succeed())
+	}
+}
+
+func targetName(i int) string { return fmt.Sprintf("r%04d", i) }
+
+func (f *fleet) deleteTarget(i int) {
+	t := &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Name: targetName(i), Namespace: f.ns}}
+	Expect(k8sClient.Delete(suiteCtx, t)).To(Succeed())
+}
+
+func (f *fleet) podName(ordinal int) string { return f.name + "-" + strconv.Itoa(ordinal) }
+
+// addPod starts a fake collector at the pod's IP and creates the Pod, Ready.
+func (f *fleet) addPod(ordinal int) {
+	col := fakecollector.New()
+	Expect(col.Start(net.JoinHostPort(f.ip(ordinal), strconv.Itoa(f.port)))).To(Succeed())
+	f.collectors[ordinal] = col
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: f.podName(ordinal), Namespace: f.ns,
+			Labels: map[string]string{operatorv1alpha1.ClusterLabel: f.name}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test"}}},
+	}
+	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
+	f.setReady(ordinal, true)
+}
+
+func (f *fleet) setReady(ordinal int, ready bool) {
+	pod := &corev1.Pod{}
+	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(ordinal)}, pod)).To(Succeed())
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	pod.Status.PodIP = f.ip(ordinal)
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
+}
+
+// removePod deletes the Pod and stops its collector (its state is lost, as with a real pod).
+func (f *fleet) removePod(ordinal int) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: f.podName(ordinal), Namespace: f.ns}}
+	Expect(k8sClient.Delete(suiteCtx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+	Expect(f.collectors[ordinal].Close()).To(Succeed())
+	delete(f.collectors, ordinal)
+}
+
+func (f *fleet) scale(replicas int) {
+	c := f.cluster()
+	c.Spec.Replicas = ptr.To(int32(replicas))
+	Expect(k8sClient.Update(suiteCtx, c)).To(Succeed())
+}
+
+func (f *fleet) cluster() *operatorv1alpha1.Cluster {
+	c := &operatorv1alpha1.Cluster{}
+	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, c)).To(Succeed())
+	return c
+}
+
+// holdings is what each collector holds, by ordinal.
+func (f *fleet) holdings() map[int][]string {
+	out := map[int][]string{}
+	for o, col := range f.collectors {
+		out[o] = col.Targets()
+	}
+	return out
+}
+
+// statusPods is each target's pod as Target status says, for this fleet's Cluster.
+func (f *fleet) statusPods() map[string]string {
+	var list operatorv1alpha1.TargetList
+	Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
+	out := map[string]string{}
+	for _, t := range list.Items {
+		out[t.Name] = t.Status.ClusterStates[f.name].Pod
+	}
+	return out
+}
+
+// converged waits until every collector holds exactly the targets Target status places on it, every one
+// of n targets is on exactly one collector or unassigned, and Cluster status agrees; it returns holdings.
+func (f *fleet) converged(n, unassigned int) map[int][]string {
+	var held map[int][]string
+	Eventually(func(g Gomega) {
+		c := f.cluster()
+		g.Expect(c.Status.ObservedGeneration).To(Equal(c.Generation))
+		g.Expect(c.Status.TargetsCount).To(BeEquivalentTo(n))
+		g.Expect(c.Status.UnassignedTargets).To(BeEquivalentTo(unassigned))
+		g.Expect(c.Status.ReadyReplicas).To(BeEquivalentTo(len(f.collectors)), "ready pods in status")
+		g.Expect(c.Status.Collectors).To(HaveLen(len(f.collectors)))
+		for _, col := range c.Status.Collectors {
+			g.Expect(col.Error).To(BeEmpty(), "pod %s", col.Pod)
+			g.Expect(col.ConfigHash).NotTo(BeEmpty(), "pod %s", col.Pod)
+		}
+		held = f.holdings()
+		pods := f.statusPods()
+		seen := map[string]int{}
+		for o, names := range held {
+			for _, name := range names {
+				seen[name]++
+				g.Expect(pods[name]).To(Equal(f.podName(o)), "target %s is on pod %d", name, o)
+			}
+		}
+		g.Expect(seen).To(HaveLen(n-unassigned), "targets held by collectors")
+		for name, times := range seen {
+			g.Expect(times).To(Equal(1), "target %s is on %d collectors", name, times)
+		}
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	return held
+}
+
+func loads(held map[int][]string) []int {
+	var out []int
+	for _, names := range held {
+		out = append(out, len(names))
+	}
+	sort.Ints(out)
+	return out
+}
+
+func condition(c *operatorv1alpha1.Cluster, kind string) metav1.Condition {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == kind {
+			return cond
+		}
+	}
+	return metav1.Condition{}
+}
+
+func (f *fleet) close() {
+	for _, col := range f.collectors {
+		_ = col.Close()
+	}
+}
+
+// dump is an object list as JSON, for scanning it for text that must not be there.
+func dump(list client.ObjectList) string {
+	raw, err := json.Marshal(list)
+	Expect(err).NotTo(HaveOccurred())
+	return string(raw)
+}

@@ -1,0 +1,175 @@
+package controllers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/test/testenv"
+)
+
+var (
+	env       *envtest.Environment
+	cfg       *rest.Config
+	k8sClient client.Client
+	scheme    = runtime.NewScheme()
+	suiteCtx  context.Context
+	cancel    context.CancelFunc
+	// logs captures everything the operator logs, so that tests can check what never appears in it.
+	logs = &syncBuffer{}
+)
+
+func TestControllers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Cluster controller suite")
+}
+
+var _ = BeforeSuite(func() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(operatorv1alpha1.AddToScheme(scheme))
+	logger := zap.New(zap.WriteTo(logs), zap.Level(zapcore.DebugLevel))
+	ctrl.SetLogger(logger)
+
+	suiteCtx, cancel = context.WithCancel(context.Background())
+	var err error
+	env, cfg, err = testenv.Start(testenv.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	cancel()
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// operator is one running instance of the operator: a manager with the Cluster reconciler.
+type operator struct {
+	stop   context.CancelFunc
+	done   chan struct{}
+	writes *writeCounter
+}
+
+// writeCounter counts the operator's API writes by kind of call.
+type writeCounter struct {
+	creates, updates, patches, statusWrites, deletes atomic.Int64
+}
+
+func (w *writeCounter) total() int64 {
+	return w.creates.Load() + w.updates.Load() + w.patches.Load() + w.statusWrites.Load() + w.deletes.Load()
+}
+
+// startOperator runs a fresh operator against the suite's apiserver until stopOperator.
+func startOperator() *operator {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{ByObject: controllers.CacheByObject()},
+		Logger:  ctrl.Log,
+		// Every operator instance in a test must start from what the API says, not from a previous one.
+		HealthProbeBindAddress: "0",
+		// Tests restart the operator in one process; each instance registers the same controller name.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	writes := &writeCounter{}
+	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			writes.creates.Add(1)
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			writes.updates.Add(1)
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes.patches.Add(1)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			writes.deletes.Add(1)
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes.statusWrites.Add(1)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			writes.statusWrites.Add(1)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+	r := &controllers.ClusterReconciler{
+		Client:       counted,
+		APIReader:    mgr.GetAPIReader(),
+		Scheme:       scheme,
+		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
+		Dialer:       controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		PollInterval: 2 * time.Second,
+	}
+	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	ctx, stop := context.WithCancel(suiteCtx)
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	return &operator{stop: stop, done: done, writes: writes}
+}
+
+func (o *operator) Stop() {
+	o.stop()
+	Eventually(o.done, 30*time.Second).Should(BeClosed())
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// cachedClient lets the interceptor wrap the manager's cached client, which has no Watch.
+type cachedClient struct{ client.Client }
+
+func (cachedClient) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("watch is not supported through the cached client")
+}
