@@ -54,7 +54,7 @@ func run(ctx context.Context, o options) error {
 		APIReader:               mgr.GetAPIReader(),
 		Scheme:                  mgr.GetScheme(),
 		Recorder:                mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:                  controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		Dialer:                  &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
 		PollInterval:            o.collectorPollInterval,
 		MaxConcurrentReconciles: o.maxConcurrentRecons,
 	}

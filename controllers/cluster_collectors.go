@@ -32,7 +32,7 @@ func (r *ClusterReconciler) collectTargetStates(ctx context.Context, cluster *op
 		if pp.err != nil || len(pp.targets) == 0 || !pp.status.Ready {
 			continue
 		}
-		client, err := r.Dialer.Client(cluster, pp.pod)
+		client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
 		if err != nil {
 			states.allCollecting = false
 			continue

@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"crypto/tls"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers"
 )
 
 var _ = Describe("Cluster reconciler", func() {
@@ -224,6 +226,28 @@ var _ = Describe("Cluster reconciler", func() {
 			Expect(k8sClient.List(suiteCtx, list, client.InNamespace(f.ns))).To(Succeed())
 			Expect(dump(list)).NotTo(ContainSubstring(password))
 		}
+	})
+
+	It("pushes over mutual TLS when spec.api.tls is set, and the collectors refuse anyone else", func() {
+		f := newTLSFleet(2)
+		f.addTargets(0, 4)
+		f.converged(4, 0)
+		for _, col := range f.collectors {
+			Expect(col.URL()).To(HavePrefix("https://"))
+			Expect(col.ApplyCount()).To(BeNumerically(">", 0))
+			plain := "http://" + strings.TrimPrefix(col.URL(), "https://")
+			resp, err := http.Get(plain + "/api/v1/targets")
+			if err == nil {
+				Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), "a plain-HTTP client got an answer")
+				resp.Body.Close()
+			}
+			insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+			_, err = insecure.Get(col.URL() + "/api/v1/targets")
+			Expect(err).To(HaveOccurred(), "a client without the operator's certificate got through")
+		}
+		var sts appsv1.StatefulSet
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &sts)).To(Succeed())
+		Expect(sts.Spec.Template.Annotations).To(HaveKey(controllers.APITLSChecksumAnnotation))
 	})
 
 	It("converges 1,000 targets on 10 pods with at most one status write per target plus a constant", func() {

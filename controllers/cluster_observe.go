@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,16 @@ type world struct {
 	pods map[int]*corev1.Pod
 	// current is each target's pod ordinal as its status records it.
 	current map[string]int
+	// apiTLS is the operator's TLS towards the collectors; nil without spec.api.tls.
+	apiTLS *apiTLS
+}
+
+// clientTLS is the TLS configuration for the collectors' REST API, nil for plain HTTP.
+func (w *world) clientTLS() *tls.Config {
+	if w.apiTLS == nil {
+		return nil
+	}
+	return w.apiTLS.client
 }
 
 func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {
@@ -81,6 +92,9 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 	}
 	w.conn.Secrets = secrets
 	w.tlsSecrets = selection.TLSSecretsOf(w.selection, w.conn.Profiles)
+	if w.apiTLS, err = r.ensureAPITLS(ctx, cluster); err != nil {
+		return nil, err
+	}
 
 	for i := range pods.Items {
 		p := &pods.Items[i]

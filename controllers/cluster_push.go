@@ -154,7 +154,7 @@ func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alph
 		return
 	}
 
-	client, err := r.Dialer.Client(cluster, pp.pod)
+	client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
 	if err == nil {
 		err = client.Apply(ctx, cfg)
 	}

@@ -27,6 +27,9 @@ const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
 // PodDisruptionBudget match the spec.
 func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	sts := workload.StatefulSet(cluster, workload.Options{TargetTLSSecrets: w.tlsSecrets})
+	if w.apiTLS != nil {
+		sts.Spec.Template.Annotations[APITLSChecksumAnnotation] = w.apiTLS.checksum
+	}
 	if err := ensureOwned(ctx, r, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
 		have.Spec = want.Spec
 	}); err != nil {

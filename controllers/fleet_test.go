@@ -1,6 +1,8 @@
 package controllers_test
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -33,9 +35,22 @@ type fleet struct {
 	subnet     int
 	port       int
 	collectors map[int]*fakecollector.Collector
+	// serverTLS is what collectors serve with when the Cluster has spec.api.tls: the certificate the
+	// operator issued, requiring the operator's client certificate.
+	serverTLS *tls.Config
 }
 
 func newFleet(replicas int, podCapacity *int32, grace string) *fleet {
+	return startFleet(replicas, podCapacity, grace, false)
+}
+
+// newTLSFleet is a fleet whose collectors serve their API over mutual TLS with the certificates the operator
+// issues.
+func newTLSFleet(replicas int) *fleet {
+	return startFleet(replicas, nil, "", true)
+}
+
+func startFleet(replicas int, podCapacity *int32, grace string, withTLS bool) *fleet {
 	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}}
 	f.name = "fleet"
 	f.ns = fmt.Sprintf("fleet-%d", f.subnet)
@@ -53,7 +68,13 @@ func newFleet(replicas int, podCapacity *int32, grace string) *fleet {
 		Expect(err).NotTo(HaveOccurred())
 		c.Spec.TargetDistribution.UnreadyGracePeriod = &metav1.Duration{Duration: d}
 	}
+	if withTLS {
+		c.Spec.API.TLS = &operatorv1alpha1.APITLS{}
+	}
 	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())
+	if withTLS {
+		f.serverTLS = f.issuedServerTLS()
+	}
 	for o := 0; o < replicas; o++ {
 		f.addPod(o)
 	}
@@ -116,6 +137,9 @@ func (f *fleet) podName(ordinal int) string { return f.name + "-" + strconv.Itoa
 // addPod starts a fake collector at the pod's IP and creates the Pod, Ready.
 func (f *fleet) addPod(ordinal int) {
 	col := fakecollector.New()
+	if f.serverTLS != nil {
+		col = fakecollector.New(fakecollector.WithTLS(f.serverTLS))
+	}
 	Expect(col.Start(net.JoinHostPort(f.ip(ordinal), strconv.Itoa(f.port)))).To(Succeed())
 	f.collectors[ordinal] = col
 	pod := &corev1.Pod{
@@ -240,4 +264,19 @@ func dump(list client.ObjectList) string {
 	raw, err := json.Marshal(list)
 	Expect(err).NotTo(HaveOccurred())
 	return string(raw)
+}
+
+// issuedServerTLS waits for the serving certificate the operator issues and builds the collectors' TLS from
+// it, as the collector does from the files mounted from that Secret.
+func (f *fleet) issuedServerTLS() *tls.Config {
+	var secret corev1.Secret
+	Eventually(func() error {
+		return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-api-tls"}, &secret)
+	}, 20*time.Second).Should(Succeed())
+	cert, err := tls.X509KeyPair(secret.Data["tls.crt"], secret.Data["tls.key"])
+	Expect(err).NotTo(HaveOccurred())
+	clientCAs := x509.NewCertPool()
+	Expect(clientCAs.AppendCertsFromPEM(secret.Data["ca.crt"])).To(BeTrue())
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
 }

@@ -3,7 +3,8 @@
 package controllers
 
 // The operator's permissions, collected by `make manifests` into config/rbac/role.yaml. Least privilege:
-// Secrets are read only (credentials for the collectors), nothing uses wildcards.
+// Secrets are read for target credentials and written only for the collector TLS certificates the
+// operator issues (<cluster>-api-ca, <cluster>-api-tls); nothing uses wildcards.
 //
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;targets;targetprofiles;subscriptions;outputs;inputs;pipelines,verbs=get;list;watch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;pipelines;targets,verbs=update;patch
@@ -12,7 +13,7 @@ package controllers
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete

@@ -130,7 +130,7 @@ func startOperator() *operator {
 		APIReader:    mgr.GetAPIReader(),
 		Scheme:       scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:       controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
 		PollInterval: 2 * time.Second,
 	}
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
