@@ -73,6 +73,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.reportStatus(ctx, &cluster, world, plan, pushed); err != nil {
 		return conflictIsRetry(ctx, err)
 	}
+	if err := r.reportPipelines(ctx, &cluster, world); err != nil {
+		return conflictIsRetry(ctx, err)
+	}
 
 	if failed := pushed.failedPods(); len(failed) > 0 {
 		// Returning the error makes controller-runtime retry with exponential backoff; the status already

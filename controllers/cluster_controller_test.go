@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,29 @@ var _ = Describe("Cluster reconciler", func() {
 			collected += col.Targets
 		}
 		Expect(collected).To(BeEquivalentTo(9))
+
+		Eventually(func(g Gomega) {
+			var p operatorv1alpha1.Pipeline
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "all"}, &p)).To(Succeed())
+			g.Expect(p.Status.TargetsCount).To(BeEquivalentTo(9))
+			g.Expect(p.Status.SubscriptionsCount).To(BeEquivalentTo(1))
+			g.Expect(p.Status.OutputsCount).To(BeEquivalentTo(1))
+			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, operatorv1alpha1.ConditionReady)).To(BeTrue())
+		}, 10*time.Second).Should(Succeed())
+	})
+
+	It("reports a Pipeline reference that names nothing", func() {
+		f := newFleet(1, nil, "")
+		p := &operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "ghostly", Namespace: f.ns},
+			Spec: operatorv1alpha1.PipelineSpec{ClusterRef: f.name, TargetRefs: []string{"ghost"}, SubscriptionRefs: []string{"counters"}}}
+		Expect(k8sClient.Create(suiteCtx, p)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+			cond := meta.FindStatusCondition(p.Status.Conditions, operatorv1alpha1.ConditionReady)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal("ReferencesNotFound"))
+			g.Expect(cond.Message).To(ContainSubstring(`"ghost"`))
+		}, 10*time.Second).Should(Succeed())
 	})
 
 	It("leaves targets beyond replicas × podCapacity unassigned and says so, until the fleet grows", func() {

@@ -1,0 +1,62 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/selection"
+)
+
+// reportPipelines writes, for each Pipeline of the Cluster, what it selects on its own and whether every
+// reference it makes resolves.
+func (r *ClusterReconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
+	var subs operatorv1alpha1.SubscriptionList
+	var outputs operatorv1alpha1.OutputList
+	var inputs operatorv1alpha1.InputList
+	ns := client.InNamespace(cluster.Namespace)
+	for _, l := range []client.ObjectList{&subs, &outputs, &inputs} {
+		if err := r.List(ctx, l, ns); err != nil {
+			return fmt.Errorf("list for pipeline status: %w", err)
+		}
+	}
+	for i := range w.pipelines {
+		p := &w.pipelines[i]
+		if p.Spec.ClusterRef != cluster.Name {
+			continue
+		}
+		base := p.DeepCopy()
+		own := selection.Resolve(cluster.Name, selection.Objects{
+			Pipelines: []operatorv1alpha1.Pipeline{*p}, Targets: w.targets,
+			Subscriptions: subs.Items, Outputs: outputs.Items, Inputs: inputs.Items,
+		})
+		counts := own.Counts()
+		p.Status.ObservedGeneration = p.Generation
+		p.Status.TargetsCount, p.Status.SubscriptionsCount = counts.Targets, counts.Subscriptions
+		p.Status.OutputsCount, p.Status.InputsCount = counts.Outputs, counts.Inputs
+		cond := metav1.Condition{Type: operatorv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Resolved",
+			Message: fmt.Sprintf("selects %d target(s), %d subscription(s), %d output(s), %d input(s) for Cluster %s",
+				counts.Targets, counts.Subscriptions, counts.Outputs, counts.Inputs, cluster.Name),
+			ObservedGeneration: p.Generation}
+		switch {
+		case p.Spec.Enabled != nil && !*p.Spec.Enabled:
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Disabled", "spec.enabled is false"
+		case len(own.Problems) > 0:
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ReferencesNotFound", strings.Join(first(own.Problems, 10), "; ")
+		}
+		meta.SetStatusCondition(&p.Status.Conditions, cond)
+		if equality.Semantic.DeepEqual(base.Status, p.Status) {
+			continue
+		}
+		if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("write status of pipeline %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
