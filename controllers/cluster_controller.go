@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
 // ClusterReconciler runs a Cluster: its collector workload, the placement of its targets on collector pods,
@@ -35,6 +37,7 @@ type ClusterReconciler struct {
 	MaxConcurrentReconciles int
 
 	restarts restartBackoff
+	streams  *stateStreams
 	// written remembers the last state written per Cluster and Target, and acked the configuration hash each
 	// pod (by UID) acknowledged: the cache may lag behind the operator's own writes, and reconciling from
 	// a stale view must not write or push the same thing twice.
@@ -49,6 +52,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var cluster operatorv1alpha1.Cluster
 	if err := r.Get(ctx, req.NamespacedName, &cluster); err != nil {
 		if apierrors.IsNotFound(err) {
+			if r.streams != nil {
+				r.streams.forget(req.NamespacedName)
+			}
 			return ctrl.Result{}, r.forgetCluster(ctx, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, fmt.Errorf("get cluster: %w", err)
@@ -66,6 +72,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	plan := r.place(&cluster, world)
 	pushed := r.push(ctx, &cluster, world, &plan)
+	r.followCollectors(ctx, &cluster, world, plan)
 	states := r.collectTargetStates(ctx, &cluster, world, pushed)
 	if err := r.writeTargetStatuses(ctx, &cluster, world, plan, states); err != nil {
 		return conflictIsRetry(ctx, err)
@@ -101,6 +108,23 @@ func conflictIsRetry(ctx context.Context, err error) (ctrl.Result, error) {
 // conflictRetry is how soon a reconcile that met a write conflict looks again: long enough for the cache to
 // catch up with the write that caused it.
 const conflictRetry = 250 * time.Millisecond
+
+// followCollectors keeps an event stream open to every ready collector pod of the Cluster.
+func (r *ClusterReconciler) followCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan) {
+	if r.streams == nil {
+		return
+	}
+	var ready []*corev1.Pod
+	for _, o := range plan.availability.Ready {
+		if p := w.pods[o]; p != nil {
+			ready = append(ready, p)
+		}
+	}
+	c, tlsConfig := cluster.DeepCopy(), w.clientTLS()
+	r.streams.track(ctx, client.ObjectKeyFromObject(cluster), ready, func(p *corev1.Pod) (*gnmic.Client, error) {
+		return r.Dialer.StreamClient(c, p, tlsConfig)
+	})
+}
 
 func (r *ClusterReconciler) now() time.Time {
 	if r.Now != nil {

@@ -230,6 +230,22 @@ var _ = Describe("Cluster reconciler", func() {
 		}, 20*time.Second).Should(Equal("READY"))
 	})
 
+	It("shows a connection change from the collector's event stream, long before the next poll", func() {
+		op.Stop()
+		op = startOperatorPolling(time.Hour)
+		f := newFleet(1, nil, "")
+		f.addTargets(0, 2)
+		f.converged(2, 0)
+		connection := func() string {
+			var t operatorv1alpha1.Target
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: targetName(0)}, &t)).To(Succeed())
+			return t.Status.ClusterStates[f.name].ConnectionState
+		}
+		Eventually(connection, 10*time.Second).Should(Equal("READY"))
+		f.collectors[0].SetConnectionState(targetName(0), "TRANSIENT_FAILURE")
+		Eventually(connection, 4*time.Second, 100*time.Millisecond).Should(Equal("TRANSIENT_FAILURE"))
+	})
+
 	It("sends credentials only to the collector: never to objects, events or logs", func() {
 		f := newFleet(2, nil, "")
 		f.addTargets(0, 4)

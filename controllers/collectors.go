@@ -20,6 +20,8 @@ import (
 // spec.api.tls; otherwise it holds the Cluster's CA and the operator's client certificate.
 type CollectorDialer interface {
 	Client(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod, tlsConfig *tls.Config) (*gnmic.Client, error)
+	// StreamClient is Client without a request timeout, for the long-lived event stream.
+	StreamClient(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod, tlsConfig *tls.Config) (*gnmic.Client, error)
 }
 
 // PodIPDialer reaches a collector at its pod IP and the Cluster's REST port, the way the operator reaches
@@ -40,6 +42,15 @@ func DefaultHTTPClient() *http.Client {
 
 // Client implements CollectorDialer.
 func (d *PodIPDialer) Client(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod, tlsConfig *tls.Config) (*gnmic.Client, error) {
+	return d.client(cluster, pod, tlsConfig, false)
+}
+
+// StreamClient implements CollectorDialer.
+func (d *PodIPDialer) StreamClient(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod, tlsConfig *tls.Config) (*gnmic.Client, error) {
+	return d.client(cluster, pod, tlsConfig, true)
+}
+
+func (d *PodIPDialer) client(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod, tlsConfig *tls.Config, stream bool) (*gnmic.Client, error) {
 	if pod.Status.PodIP == "" {
 		return nil, fmt.Errorf("pod %s has no IP yet", pod.Name)
 	}
@@ -58,6 +69,11 @@ func (d *PodIPDialer) Client(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod,
 	}
 	if tlsConfig != nil {
 		httpClient = d.tlsClient(cluster, pod, tlsConfig, httpClient.Timeout)
+	}
+	if stream {
+		unbounded := *httpClient
+		unbounded.Timeout = 0
+		httpClient = &unbounded
 	}
 	c, err := gnmic.NewClient(base, httpClient)
 	if err != nil {

@@ -85,8 +85,12 @@ func (w *writeCounter) total() int64 {
 	return w.creates.Load() + w.updates.Load() + w.patches.Load() + w.statusWrites.Load() + w.deletes.Load()
 }
 
-// startOperator runs a fresh operator against the suite's apiserver until stopOperator.
-func startOperator() *operator {
+// startOperator runs a fresh operator against the suite's apiserver until Stop, asking collectors for
+// their targets' state every 2s.
+func startOperator() *operator { return startOperatorPolling(2 * time.Second) }
+
+// startOperatorPolling is startOperator with another collector poll interval.
+func startOperatorPolling(poll time.Duration) *operator {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -131,7 +135,7 @@ func startOperator() *operator {
 		Scheme:       scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
 		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
-		PollInterval: 2 * time.Second,
+		PollInterval: poll,
 	}
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)

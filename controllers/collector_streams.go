@@ -1,0 +1,137 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+)
+
+// stateStreams follows the target-state event stream of every ready collector pod and wakes the pod's
+// Cluster on any event, so that a target that connects, fails or recovers shows in its status within
+// moments. The stream can drop events under load; the reconciler's periodic look at each collector is the
+// backstop. It runs as a manager runnable on the leader, which is the one that reconciles.
+type stateStreams struct {
+	mu       sync.Mutex
+	ctx      context.Context
+	watchers map[string]*streamWatcher
+	wake     chan event.GenericEvent
+}
+
+type streamWatcher struct {
+	cluster types.NamespacedName
+	uid     types.UID
+	cancel  context.CancelFunc
+}
+
+// streamBackoffMax bounds the wait before reconnecting to a collector whose stream broke.
+const streamBackoffMax = 30 * time.Second
+
+func newStateStreams() *stateStreams {
+	return &stateStreams{watchers: map[string]*streamWatcher{}, wake: make(chan event.GenericEvent, 1024)}
+}
+
+// Start implements manager.Runnable: streams live as long as the manager.
+func (s *stateStreams) Start(ctx context.Context) error {
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, w := range s.watchers {
+		w.cancel()
+		delete(s.watchers, key)
+	}
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (s *stateStreams) NeedLeaderElection() bool { return true }
+
+// track makes the set of followed pods of one Cluster exactly its ready pods. open gives a client without
+// a request timeout for a pod.
+func (s *stateStreams) track(ctx context.Context, cluster types.NamespacedName, ready []*corev1.Pod,
+	open func(*corev1.Pod) (*gnmic.Client, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil {
+		return
+	}
+	want := map[string]*corev1.Pod{}
+	for _, p := range ready {
+		want[p.Namespace+"/"+p.Name] = p
+	}
+	for key, w := range s.watchers {
+		if w.cluster != cluster {
+			continue
+		}
+		if p, ok := want[key]; !ok || p.UID != w.uid {
+			w.cancel()
+			delete(s.watchers, key)
+		}
+	}
+	for key, pod := range want {
+		if _, ok := s.watchers[key]; ok {
+			continue
+		}
+		wctx, cancel := context.WithCancel(s.ctx)
+		s.watchers[key] = &streamWatcher{cluster: cluster, uid: pod.UID, cancel: cancel}
+		go s.follow(log.IntoContext(wctx, log.FromContext(ctx).WithValues("pod", pod.Name)), cluster, pod, open)
+	}
+}
+
+// forget stops following the pods of a Cluster that is gone.
+func (s *stateStreams) forget(cluster types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, w := range s.watchers {
+		if w.cluster == cluster {
+			w.cancel()
+			delete(s.watchers, key)
+		}
+	}
+}
+
+// follow reads one pod's stream until its context ends, reconnecting with backoff when the stream breaks.
+func (s *stateStreams) follow(ctx context.Context, cluster types.NamespacedName, pod *corev1.Pod,
+	open func(*corev1.Pod) (*gnmic.Client, error)) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		began := time.Now()
+		c, err := open(pod)
+		if err == nil {
+			err = c.WatchTargets(ctx, func(gnmic.TargetEvent) { s.notify(cluster) })
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.FromContext(ctx).V(1).Info("collector event stream ended, reconnecting", "error", errString(err), "in", backoff)
+		if time.Since(began) > streamBackoffMax {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, streamBackoffMax)
+	}
+}
+
+// notify wakes the Cluster; when the queue of wakes is full one is already pending and this one is dropped.
+func (s *stateStreams) notify(cluster types.NamespacedName) {
+	obj := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}}
+	select {
+	case s.wake <- event.GenericEvent{Object: obj}:
+	default:
+	}
+}
