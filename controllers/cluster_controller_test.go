@@ -134,6 +134,52 @@ var _ = Describe("Cluster reconciler", func() {
 		}
 	})
 
+	It("pushes a recreated pod its configuration again, on the same targets", func() {
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 6)
+		held := f.converged(6, 0)
+		f.removePod(0)
+		f.addPod(0)
+		again := f.converged(6, 0)
+		Expect(again[0]).To(Equal(held[0]), "the recreated pod within its grace period keeps its targets")
+		Expect(f.collectors[0].ApplyCount()).To(BeNumerically(">=", 1))
+	})
+
+	It("rolls out an image change to the StatefulSet", func() {
+		f := newFleet(1, nil, "")
+		c := f.cluster()
+		c.Spec.Image = "ghcr.io/openconfig/gnmic:next"
+		Expect(k8sClient.Update(suiteCtx, c)).To(Succeed())
+		Eventually(func(g Gomega) {
+			var sts appsv1.StatefulSet
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &sts)).To(Succeed())
+			g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/openconfig/gnmic:next"))
+		}, 10*time.Second).Should(Succeed())
+	})
+
+	It("removes its entry from a Target it no longer selects, and from all Targets when it is deleted", func() {
+		f := newFleet(1, nil, "")
+		f.addTargets(0, 2)
+		f.converged(2, 0)
+		var t operatorv1alpha1.Target
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: targetName(0)}, &t)).To(Succeed())
+		t.Labels = nil
+		Expect(k8sClient.Update(suiteCtx, &t)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(&t), &t)).To(Succeed())
+			g.Expect(t.Status.ClusterStates).NotTo(HaveKey(f.name))
+			g.Expect(f.collectors[0].Targets()).To(Equal([]string{targetName(1)}))
+		}, 10*time.Second).Should(Succeed())
+
+		Expect(k8sClient.Delete(suiteCtx, f.cluster())).To(Succeed())
+		Eventually(func(g Gomega) {
+			var other operatorv1alpha1.Target
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: targetName(1)}, &other)).To(Succeed())
+			g.Expect(other.Status.ClusterStates).NotTo(HaveKey(f.name))
+			g.Expect(other.Status.State).To(BeEmpty())
+		}, 10*time.Second).Should(Succeed())
+	})
+
 	It("moves no other target when one target is added or removed", func() {
 		f := newFleet(3, nil, "")
 		f.addTargets(0, 9)
