@@ -17,6 +17,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
 // newScheme knows the built-in kinds and the operator's own.
@@ -60,6 +61,10 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)
+	}
+
+	if err := metricsadapter.Setup(ctx, mgr, o.metricsAPI); err != nil {
+		return fmt.Errorf("set up metrics APIs: %w", err)
 	}
 
 	log.Info("starting manager", "leaderElection", o.leaderElect, "metrics", o.metricsAddr, "probes", o.probeAddr)

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"time"
+
+	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
 // options are the operator's command-line flags. docs/operating.md describes each one.
@@ -26,6 +28,7 @@ type options struct {
 	maxConcurrentRecons   int
 	gracefulShutdownTime  time.Duration
 	collectorPollInterval time.Duration
+	metricsAPI            metricsadapter.Options
 }
 
 func defaultOptions() options {
@@ -45,6 +48,7 @@ func defaultOptions() options {
 		maxConcurrentRecons:   4,
 		gracefulShutdownTime:  30 * time.Second,
 		collectorPollInterval: 60 * time.Second,
+		metricsAPI:            metricsadapter.DefaultOptions(),
 	}
 }
 
@@ -80,4 +84,5 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"How long the operator waits for running reconciles to finish when it stops.")
 	fs.DurationVar(&o.collectorPollInterval, "collector-poll-interval", o.collectorPollInterval,
 		"How often each collector is asked for its targets' state when nothing else happens (a backstop).")
+	o.metricsAPI.BindFlags(fs)
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/placement"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
@@ -102,6 +103,8 @@ func setCondition(cluster *operatorv1alpha1.Cluster, kind string, isTrue bool, t
 
 // emitEvents reports moves (aggregated into one event), push failures and skipped targets.
 func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
+	fleetmetrics.MovesTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(plan.result.Moves)))
+	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.failedPods())))
 	if moves := plan.result.Moves; len(moves) > 0 {
 		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
 			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))

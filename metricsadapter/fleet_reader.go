@@ -1,0 +1,110 @@
+package metricsadapter
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+// podClusterIndex indexes cached pods by their operator.gnmic.dev/cluster label, so that a selector naming
+// one Cluster reads that Cluster's pods instead of filtering every pod of the namespace.
+const podClusterIndex = "metricsadapter.operator.gnmic.dev/pod-cluster"
+
+// IndexPodsByCluster registers podClusterIndex with the manager's cache. It must run before the cache starts.
+func IndexPodsByCluster(ctx context.Context, indexer client.FieldIndexer) error {
+	err := indexer.IndexField(ctx, &corev1.Pod{}, podClusterIndex, func(o client.Object) []string {
+		if name, ok := o.GetLabels()[operatorv1alpha1.ClusterLabel]; ok {
+			return []string{name}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index pods by label %s: %w", operatorv1alpha1.ClusterLabel, err)
+	}
+	return nil
+}
+
+// fleetReader reads Clusters and their collector pods from the manager's cache. Objects it returns are
+// shared with the cache and must not be modified.
+type fleetReader struct {
+	reader client.Reader
+	// podsIndexed is true when the reader knows podClusterIndex.
+	podsIndexed bool
+}
+
+// cluster returns the named Cluster, or nil when it does not exist.
+func (f fleetReader) cluster(ctx context.Context, key types.NamespacedName) (*operatorv1alpha1.Cluster, error) {
+	var c operatorv1alpha1.Cluster
+	if err := f.reader.Get(ctx, key, &c, client.UnsafeDisableDeepCopy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get cluster %s: %w", key, err)
+	}
+	return &c, nil
+}
+
+// clusters returns the Clusters of a namespace whose labels match selector, sorted by name.
+func (f fleetReader) clusters(ctx context.Context, namespace string, selector labels.Selector) ([]operatorv1alpha1.Cluster, error) {
+	var list operatorv1alpha1.ClusterList
+	err := f.reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector},
+		client.UnsafeDisableDeepCopy)
+	if err != nil {
+		return nil, fmt.Errorf("list clusters in namespace %s: %w", namespace, err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items, nil
+}
+
+// allClusters returns the Clusters of a namespace, sorted by name.
+func (f fleetReader) allClusters(ctx context.Context, namespace string) ([]operatorv1alpha1.Cluster, error) {
+	return f.clusters(ctx, namespace, labels.Everything())
+}
+
+// pod returns the named pod, or nil when it does not exist.
+func (f fleetReader) pod(ctx context.Context, key types.NamespacedName) (*corev1.Pod, error) {
+	var p corev1.Pod
+	if err := f.reader.Get(ctx, key, &p, client.UnsafeDisableDeepCopy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get pod %s: %w", key, err)
+	}
+	return &p, nil
+}
+
+// pods returns the pods of a namespace that selector matches, sorted by name. A selector naming one Cluster
+// reads the index and filters the labels here: the cache does not combine an index with a label selector.
+func (f fleetReader) pods(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Pod, error) {
+	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
+	name, indexed := selector.RequiresExactMatch(operatorv1alpha1.ClusterLabel)
+	indexed = indexed && f.podsIndexed
+	if indexed {
+		opts = append(opts, client.MatchingFields{podClusterIndex: name})
+	} else {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: selector})
+	}
+	var list corev1.PodList
+	if err := f.reader.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("list pods in namespace %s matching %q: %w", namespace, selector, err)
+	}
+	pods := list.Items
+	if indexed {
+		pods = pods[:0:0]
+		for i := range list.Items {
+			if selector.Matches(labels.Set(list.Items[i].Labels)) {
+				pods = append(pods, list.Items[i])
+			}
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods, nil
+}

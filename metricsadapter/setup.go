@@ -1,0 +1,87 @@
+package metricsadapter
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;create;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Setup registers the metrics API server, its certificate keeping and its APIService registration with the
+// manager. Call it before mgr.Start. Nothing is registered when both APIs are switched off.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if !opts.Enabled() {
+		return nil
+	}
+	if err := IndexPodsByCluster(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	custom, external := NewProviders(mgr.GetCache(), true)
+	placement.use(mgr.GetCache())
+
+	// The providers are interfaces left nil (not typed nils) for a switched-off API.
+	server := &metricsServer{opts: opts, restConfig: mgr.GetConfig()}
+	if opts.CustomMetrics {
+		server.custom = custom
+	}
+	if opts.ExternalMetrics {
+		server.external = external
+	}
+
+	caBundle := func(context.Context) ([]byte, error) { return opts.CABundle, nil }
+	if opts.ManageCertificate {
+		if err := ensureCertSecret(ctx, mgr, opts); err != nil {
+			return err
+		}
+		if err := addCertRotator(mgr, opts); err != nil {
+			return err
+		}
+		files := newCertFiles(mgr.GetAPIReader(), opts)
+		if err := mgr.Add(files); err != nil {
+			return fmt.Errorf("add metrics API certificate files: %w", err)
+		}
+		server.certsReady = files.Ready()
+		caBundle = func(ctx context.Context) ([]byte, error) {
+			var secret corev1.Secret
+			if err := mgr.GetAPIReader().Get(ctx, opts.certSecretKey(), &secret); err != nil {
+				if apierrors.IsNotFound(err) {
+					return nil, nil
+				}
+				return nil, fmt.Errorf("get secret %s: %w", opts.certSecretKey(), err)
+			}
+			return secret.Data[caFileName], nil
+		}
+	} else {
+		ready := make(chan struct{})
+		close(ready)
+		server.certsReady = ready
+	}
+	if err := mgr.Add(server); err != nil {
+		return fmt.Errorf("add metrics API server: %w", err)
+	}
+
+	if opts.ManageAPIServices {
+		registrar := &apiServiceRegistrar{
+			reader:   mgr.GetAPIReader(),
+			writer:   mgr.GetClient(),
+			recorder: mgr.GetEventRecorder("gnmic-operator-metrics-api"),
+			versions: servedVersions(opts),
+			service:  types.NamespacedName{Namespace: opts.ServiceNamespace, Name: opts.ServiceName},
+			port:     int32(opts.ServicePort),
+			period:   opts.ResyncPeriod,
+			caBundle: caBundle,
+		}
+		if err := mgr.Add(registrar); err != nil {
+			return fmt.Errorf("add metrics APIService registrar: %w", err)
+		}
+	}
+	return nil
+}
