@@ -17,3 +17,7 @@ package controllers
 // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+//
+// The built-in metrics API (metricsadapter) registers its APIServices at run time. Its markers live here:
+// controller-gen cannot load that package's dependencies.
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;create;update

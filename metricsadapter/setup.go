@@ -10,11 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;create;update
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
 // Setup registers the metrics API server, its certificate keeping and its APIService registration with the
 // manager. Call it before mgr.Start. Nothing is registered when both APIs are switched off.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
