@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gnmic-operator/gnmic-operator/internal/plan"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "plan" {
+		os.Exit(plan.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+
 	opts := defaultOptions()
 	zapOpts := zap.Options{Development: false}
 	opts.bindFlags(flag.CommandLine)

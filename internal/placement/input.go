@@ -1,0 +1,40 @@
+package placement
+
+// Input is everything Place needs to know.
+type Input struct {
+	// Pods are the ordinals of the pods that can take targets, normally the
+	// ready pods 0..n-1 of a StatefulSet. Any set of non-negative ordinals
+	// works; order does not matter.
+	Pods []int
+	// PodCapacity bounds the load of every pod in weight units. Zero means
+	// automatic: see Capacity.
+	PodCapacity int
+	// Targets are the targets to place; order does not matter.
+	Targets []Target
+	// Current maps a target's name to the ordinal of the pod it is on now.
+	// An ordinal that is not in Pods names a pod that is gone. Entries for
+	// names that are not in Targets are ignored: those targets were deleted.
+	Current map[string]int
+}
+
+// Target is one target to place.
+type Target struct {
+	// Name identifies the target, for example "namespace/name". It is the
+	// only thing its scores depend on.
+	Name string
+	// Weight is the target's cost in capacity units, from 1 to MaxWeight.
+	// Zero means the default, 1.
+	Weight int
+}
+
+// MaxWeight is the largest weight a target can have. A weight is a relative
+// cost; the bound keeps every sum of weights far from overflowing.
+const MaxWeight = 1_000_000
+
+// weight is the target's weight with the default applied.
+func (t Target) weight() int {
+	if t.Weight == 0 {
+		return 1
+	}
+	return t.Weight
+}

@@ -1,0 +1,79 @@
+package placement
+
+// Place decides which pod each target goes to; the package documentation
+// describes how.
+//
+// Place is a pure function: it reads nothing but its input, and the same
+// input in any order gives the same Result. It accepts any input and never
+// panics. Input that Validate rejects is read leniently: negative pod
+// ordinals and duplicates are ignored, a negative podCapacity means
+// automatic, a weight below 1 counts as 1 and one above MaxWeight as
+// MaxWeight, a name given twice is one target with the larger weight, and a
+// negative current ordinal means no current pod.
+//
+// Place costs one score per open pod for each target it places, and sorting
+// by name the targets it places (not those that stay); memory grows with the
+// number of targets plus the number of pods, never with their product.
+func Place(in Input) Result {
+	if r, ok := tryPlace(in); ok {
+		return r
+	}
+	in.Targets = mergeDuplicates(in.Targets)
+	r, _ := tryPlace(in)
+	return r
+}
+
+// tryPlace places the targets. It reports false, with a meaningless result,
+// when a name is given twice: finding out costs next to nothing on the way,
+// where merging duplicates up front would cost a map of all names.
+func tryPlace(in Input) (Result, bool) {
+	pods := newPodSet(in.Pods)
+	entries := newEntries(in.Targets, in.Current, &pods)
+	p := &planner{
+		targets:  in.Targets,
+		pods:     pods,
+		entries:  entries,
+		capacity: capacityFor(in.PodCapacity, entries, pods.len()),
+		load:     make([]int, pods.len()),
+	}
+	p.keepCurrent()
+	p.order = sortByName(p.unplacedEntries(), p.targets)
+	if p.orderHasDuplicates() {
+		return Result{}, false
+	}
+	p.assignRest()
+	return p.result(in.PodCapacity > 0)
+}
+
+// planner holds one placement while it is being decided.
+type planner struct {
+	targets    []Target
+	pods       podSet
+	entries    []entry // entry i is targets[i]
+	capacity   int
+	load       []int   // per pod index
+	order      []int32 // the entries left to place after keepCurrent, by name
+	lowerBound int
+}
+
+func (p *planner) unplacedEntries() []int32 {
+	var unplacedEntries []int32
+	for i := range p.entries {
+		if p.entries[i].pod == unplaced {
+			unplacedEntries = append(unplacedEntries, int32(i))
+		}
+	}
+	return unplacedEntries
+}
+
+// orderHasDuplicates tells whether a name is given twice among the entries
+// left to place; sorted by name, the two are next to each other.
+func (p *planner) orderHasDuplicates() bool {
+	for k := 1; k < len(p.order); k++ {
+		a, b := p.order[k-1], p.order[k]
+		if p.entries[a].hash == p.entries[b].hash && p.targets[a].Name == p.targets[b].Name {
+			return true
+		}
+	}
+	return false
+}

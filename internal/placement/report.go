@@ -1,0 +1,53 @@
+package placement
+
+// result reports the decided placement. Only entries left to place after
+// keepCurrent can be moves or unassigned, and those are in name order, so the
+// lists come out sorted. It reports false when a name is given twice, which
+// shows here as a name assigned twice or both assigned and unassigned.
+func (p *planner) result(fixedCapacity bool) (Result, bool) {
+	r := Result{
+		Capacity:        p.capacity,
+		Load:            make(map[int]int, p.pods.len()),
+		Unassigned:      []string{},
+		Oversized:       []string{},
+		Moves:           []Move{},
+		LowerBoundMoves: p.lowerBound,
+	}
+	for pod, ordinal := range p.pods.ordinals {
+		r.Load[ordinal] = p.load[pod]
+	}
+	assigned := 0
+	for i := range p.entries {
+		if p.entries[i].pod != unplaced {
+			assigned++
+		}
+	}
+	r.Assignments = make(map[string]int, assigned)
+	for i := range p.entries {
+		if pod := p.entries[i].pod; pod != unplaced {
+			r.Assignments[p.targets[i].Name] = p.pods.ordinals[pod]
+		}
+	}
+	if len(r.Assignments) != assigned {
+		return Result{}, false
+	}
+	for _, i := range p.order {
+		e, name := &p.entries[i], p.targets[i].Name
+		to := NoPod
+		if e.pod != unplaced {
+			to = p.pods.ordinals[e.pod]
+		} else {
+			if _, dup := r.Assignments[name]; dup {
+				return Result{}, false
+			}
+			r.Unassigned = append(r.Unassigned, name)
+			if fixedCapacity && e.weight > p.capacity {
+				r.Oversized = append(r.Oversized, name)
+			}
+		}
+		if e.from != NoPod && e.from != to {
+			r.Moves = append(r.Moves, Move{Target: name, From: e.from, To: to})
+		}
+	}
+	return r, true
+}
