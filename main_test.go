@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runMainEnv makes the test binary run main() itself, so that the tests below drive the real command line.
+const runMainEnv = "GNMIC_OPERATOR_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		os.Args = append([]string{"gnmic-operator"}, strings.Fields(os.Getenv(runMainEnv+"_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runOperator(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainEnv+"_ARGS="+strings.Join(args, " "))
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out.String(), errOut.String(), 0
+}
+
+func TestPlanSubcommandPlacesFromStdin(t *testing.T) {
+	stdout, stderr, code := runOperator(t, `{"pods": 2, "targets": ["ns/a", "ns/b", "ns/c"], "current": {"ns/a": 5}}`, "plan")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var out struct {
+		Capacity        int            `json:"capacity"`
+		Assignments     map[string]int `json:"assignments"`
+		Unassigned      []string       `json:"unassigned"`
+		LowerBoundMoves int            `json:"lowerBoundMoves"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("stdout is not the JSON answer: %v\n%s", err, stdout)
+	}
+	if out.Capacity != 2 || len(out.Assignments) != 3 || len(out.Unassigned) != 0 || out.LowerBoundMoves != 1 {
+		t.Fatalf("unexpected answer %+v", out)
+	}
+}
+
+func TestPlanSubcommandRejectsBadInputWithStatus2AndOneLine(t *testing.T) {
+	_, stderr, code := runOperator(t, `{"pods": -1, "targets": []}`, "plan")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if lines := strings.Count(strings.TrimRight(stderr, "\n"), "\n"); lines != 0 || stderr == "" {
+		t.Fatalf("want one line on stderr, got %q", stderr)
+	}
+}
