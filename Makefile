@@ -138,3 +138,10 @@ mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)"; \
 ln -sf "$$(basename -- "$(1)-$(3)")" "$(1)"; \
 }
 endef
+
+include hack/olm.mk
+
+.PHONY: verify-bundle
+verify-bundle: bundle ## Fail when bundle/ is stale: regenerate it and compare with what is committed.
+	@git diff --exit-code -- bundle bundle.Dockerfile config/manifests config/scorecard config/manager || { echo "bundle/ is stale: run 'make bundle' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- bundle bundle.Dockerfile config/manifests config/scorecard)" || { echo "bundle files are untracked:"; git status --porcelain -- bundle bundle.Dockerfile config/manifests config/scorecard; exit 1; }

@@ -12,17 +12,20 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Collector Image",xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	Image string `json:"image"`
 
 	// ImagePullPolicy of the collector container.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:imagePullPolicy"
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// ImagePullSecrets used to pull the collector image.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
 	// Replicas is the number of collector pods. The HorizontalPodAutoscaler writes it through the scale
@@ -31,20 +34,24 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Collector Pods",xDescriptors="urn:alm:descriptor:com.tectonic.ui:podCount"
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// API configures the collector's REST API, through which the operator pushes configuration.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Collector REST API",xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	API APISpec `json:"api,omitempty"`
 
 	// TargetDistribution tunes how targets are placed on collector pods.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec
 	TargetDistribution TargetDistribution `json:"targetDistribution,omitempty"`
 
 	// Resources of the collector container.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:resourceRequirements"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// Env adds environment variables to the collector container. gNMIc expands $VAR in its configuration.
@@ -52,50 +59,60 @@ type ClusterSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Environment Variables",xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// PodLabels are added to every collector pod. They cannot override operator.gnmic.dev/cluster.
 	// +kubebuilder:validation:XValidation:rule="!('operator.gnmic.dev/cluster' in self)",message="podLabels must not set operator.gnmic.dev/cluster: the operator owns that label"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
 	// PodAnnotations are added to every collector pod.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// ServiceAccountName the collector pods run as. Empty uses the namespace's default ServiceAccount.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service Account",xDescriptors={"urn:alm:descriptor:io.kubernetes:ServiceAccount","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// PriorityClassName of the collector pods.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Priority Class",xDescriptors={"urn:alm:descriptor:io.kubernetes:scheduling.k8s.io:v1:PriorityClass","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
 	// NodeSelector constrains collector pods to nodes with these labels.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// Affinity of the collector pods.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
 	// Tolerations of the collector pods.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// TopologySpreadConstraints of the collector pods, for example across zones.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
 	// PodDisruptionBudget of the collector pods. The operator keeps one while replicas > 1.
 	// +kubebuilder:default={}
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	PodDisruptionBudget PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 }
 
@@ -134,6 +151,7 @@ type TargetDistribution struct {
 	// replicas × podCapacity stay unassigned and are reported, which is the signal to scale up.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod Capacity",xDescriptors="urn:alm:descriptor:com.tectonic.ui:number"
 	PodCapacity *int32 `json:"podCapacity,omitempty"`
 
 	// UnreadyGracePeriod is how long a collector pod that stopped being ready keeps its targets before they
@@ -173,43 +191,53 @@ type ClusterStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// ReadyReplicas is the number of ready collector pods.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Ready Collector Pods",xDescriptors="urn:alm:descriptor:com.tectonic.ui:podCount"
 	ReadyReplicas int32 `json:"readyReplicas"`
 
 	// Selector is the label selector of the collector pods, for the scale subresource and autoscalers.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pod Selector",xDescriptors="urn:alm:descriptor:text"
 	Selector string `json:"selector"`
 
 	// PipelinesCount is the number of enabled Pipelines that reference this Cluster.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pipelines",xDescriptors="urn:alm:descriptor:text"
 	PipelinesCount int32 `json:"pipelinesCount"`
 
 	// TargetsCount is the number of distinct targets the pipelines select.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Targets",xDescriptors="urn:alm:descriptor:text"
 	TargetsCount int32 `json:"targetsCount"`
 
 	// UnassignedTargets is the number of targets no pod could take because every pod is at capacity.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unassigned Targets",xDescriptors="urn:alm:descriptor:text"
 	UnassignedTargets int32 `json:"unassignedTargets"`
 
 	// SubscriptionsCount is the number of distinct subscriptions the pipelines select.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Subscriptions",xDescriptors="urn:alm:descriptor:text"
 	SubscriptionsCount int32 `json:"subscriptionsCount"`
 
 	// InputsCount is the number of distinct inputs the pipelines select.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inputs",xDescriptors="urn:alm:descriptor:text"
 	InputsCount int32 `json:"inputsCount"`
 
 	// OutputsCount is the number of distinct outputs the pipelines select.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Outputs",xDescriptors="urn:alm:descriptor:text"
 	OutputsCount int32 `json:"outputsCount"`
 
 	// PodCapacity is the per-pod capacity placement used last: spec.targetDistribution.podCapacity, or the
 	// automatic ceil(targets / ready pods).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pod Capacity",xDescriptors="urn:alm:descriptor:text"
 	PodCapacity int32 `json:"podCapacity,omitempty"`
 
 	// Collectors describes each collector pod: how many targets it acknowledged and which configuration it
@@ -218,6 +246,7 @@ type ClusterStatus struct {
 	// +listType=map
 	// +listMapKey=pod
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Collector Pods"
 	Collectors []CollectorStatus `json:"collectors,omitempty"`
 }
 
@@ -248,6 +277,7 @@ type CollectorStatus struct {
 // Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,
 // subscriptions, outputs and inputs its Pipelines select, placing each target on exactly one pod.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Cluster",resources={{StatefulSet,v1},{Service,v1},{ConfigMap,v1},{Secret,v1},{PodDisruptionBudget,v1},{Pod,v1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyReplicas,selectorpath=.status.selector

@@ -10,18 +10,21 @@ type InputSpec struct {
 	// Type of the gNMIc input.
 	// +kubebuilder:validation:Enum=kafka;nats;jetstream
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:kafka","urn:alm:descriptor:com.tectonic.ui:select:nats","urn:alm:descriptor:com.tectonic.ui:select:jetstream"}
 	Type string `json:"type"`
 
 	// Config is the gNMIc configuration of this input type, passed through as is. The operator sets its
 	// type, name and outputs (from the Pipeline), overriding any in config.
 	// +kubebuilder:validation:MaxProperties=128
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
 }
 
 // Input is a telemetry source read by collectors (for example a Kafka topic) and forwarded to the outputs
 // of the Pipelines that select it.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Input",resources={{Pod,v1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`

@@ -10,17 +10,20 @@ type OutputSpec struct {
 	// Type of the gNMIc output.
 	// +kubebuilder:validation:Enum=file;kafka;prometheus;prometheus_write;nats;jetstream;influxdb;tcp;udp;otlp;gnmi
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:file","urn:alm:descriptor:com.tectonic.ui:select:kafka","urn:alm:descriptor:com.tectonic.ui:select:prometheus","urn:alm:descriptor:com.tectonic.ui:select:prometheus_write","urn:alm:descriptor:com.tectonic.ui:select:nats","urn:alm:descriptor:com.tectonic.ui:select:jetstream","urn:alm:descriptor:com.tectonic.ui:select:influxdb","urn:alm:descriptor:com.tectonic.ui:select:tcp","urn:alm:descriptor:com.tectonic.ui:select:udp","urn:alm:descriptor:com.tectonic.ui:select:otlp","urn:alm:descriptor:com.tectonic.ui:select:gnmi"}
 	Type string `json:"type"`
 
 	// Config is the gNMIc configuration of this output type, passed through as is (see the gNMIc
 	// documentation of the type). The operator sets its type and name, overriding any in config.
 	// +kubebuilder:validation:MaxProperties=128
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
 }
 
 // Output is a telemetry destination (Prometheus, Kafka, NATS, a file, …) that Pipelines send data to.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Output",resources={{Pod,v1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`

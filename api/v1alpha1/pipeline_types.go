@@ -14,17 +14,20 @@ type PipelineSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterRef is immutable: create a new Pipeline for another Cluster"
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Cluster",xDescriptors="urn:alm:descriptor:io.kubernetes:operator.gnmic.dev:v1alpha1:Cluster"
 	ClusterRef string `json:"clusterRef"`
 
 	// Enabled pipelines are collected; a disabled one keeps its selection but contributes nothing.
 	// +kubebuilder:default=true
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:booleanSwitch"
 	Enabled *bool `json:"enabled,omitempty"`
 
 	// TargetSelectors select Targets by label.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec
 	TargetSelectors []metav1.LabelSelector `json:"targetSelectors,omitempty"`
 
 	// TargetRefs select Targets by name.
@@ -32,12 +35,14 @@ type PipelineSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=set
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Targets"
 	TargetRefs []string `json:"targetRefs,omitempty"`
 
 	// SubscriptionSelectors select Subscriptions by label.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec
 	SubscriptionSelectors []metav1.LabelSelector `json:"subscriptionSelectors,omitempty"`
 
 	// SubscriptionRefs select Subscriptions by name.
@@ -45,19 +50,23 @@ type PipelineSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=set
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Subscriptions"
 	SubscriptionRefs []string `json:"subscriptionRefs,omitempty"`
 
 	// Outputs selects the Outputs the pipeline's data goes to.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec
 	Outputs *OutputSelection `json:"outputs,omitempty"`
 
 	// Inputs selects the Inputs whose data the pipeline forwards to its outputs.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec
 	Inputs *InputSelection `json:"inputs,omitempty"`
 
 	// Labels are added as tags to every update the pipeline collects.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
@@ -101,24 +110,30 @@ type PipelineStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// TargetsCount is the number of Targets selected.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Targets",xDescriptors="urn:alm:descriptor:text"
 	TargetsCount int32 `json:"targetsCount"`
 	// SubscriptionsCount is the number of Subscriptions selected.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Subscriptions",xDescriptors="urn:alm:descriptor:text"
 	SubscriptionsCount int32 `json:"subscriptionsCount"`
 	// OutputsCount is the number of Outputs selected.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Outputs",xDescriptors="urn:alm:descriptor:text"
 	OutputsCount int32 `json:"outputsCount"`
 	// InputsCount is the number of Inputs selected.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inputs",xDescriptors="urn:alm:descriptor:text"
 	InputsCount int32 `json:"inputsCount"`
 }
 
 // Pipeline binds targets, subscriptions, outputs and inputs to a Cluster of collectors.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Pipeline",resources={{Cluster,v1alpha1},{Target,v1alpha1},{Subscription,v1alpha1},{Output,v1alpha1},{Input,v1alpha1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=gnmic

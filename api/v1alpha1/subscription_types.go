@@ -17,21 +17,25 @@ type SubscriptionSpec struct {
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec
 	Paths []string `json:"paths,omitempty"`
 
 	// Prefix common to every path.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	Prefix string `json:"prefix,omitempty"`
 
 	// Target is the gNMI target field of the prefix (for devices that multiplex several targets).
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="gNMI Target",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Target string `json:"target,omitempty"`
 
 	// Mode of the subscription. STREAM/SAMPLE by default on the collector.
 	// +kubebuilder:validation:Enum=ONCE;POLL;STREAM;STREAM/SAMPLE;STREAM/ON_CHANGE;STREAM/TARGET_DEFINED
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:ONCE","urn:alm:descriptor:com.tectonic.ui:select:POLL","urn:alm:descriptor:com.tectonic.ui:select:STREAM","urn:alm:descriptor:com.tectonic.ui:select:STREAM/SAMPLE","urn:alm:descriptor:com.tectonic.ui:select:STREAM/ON_CHANGE","urn:alm:descriptor:com.tectonic.ui:select:STREAM/TARGET_DEFINED"}
 	Mode string `json:"mode,omitempty"`
 
 	// SampleInterval of sampled streams.
@@ -39,6 +43,7 @@ type SubscriptionSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	SampleInterval *metav1.Duration `json:"sampleInterval,omitempty"`
 
 	// HeartbeatInterval forces an update at least this often even when nothing changed.
@@ -46,40 +51,48 @@ type SubscriptionSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	HeartbeatInterval *metav1.Duration `json:"heartbeatInterval,omitempty"`
 
 	// Encoding of the notifications.
 	// +kubebuilder:validation:Enum=JSON;BYTES;PROTO;ASCII;JSON_IETF
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:JSON","urn:alm:descriptor:com.tectonic.ui:select:BYTES","urn:alm:descriptor:com.tectonic.ui:select:PROTO","urn:alm:descriptor:com.tectonic.ui:select:ASCII","urn:alm:descriptor:com.tectonic.ui:select:JSON_IETF"}
 	Encoding string `json:"encoding,omitempty"`
 
 	// UpdatesOnly skips the initial snapshot of the data.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:booleanSwitch"
 	UpdatesOnly bool `json:"updatesOnly,omitempty"`
 
 	// SuppressRedundant asks the device not to resend unchanged values.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:booleanSwitch"
 	SuppressRedundant bool `json:"suppressRedundant,omitempty"`
 
 	// Qos is the DSCP marking requested, 0 to 63.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=63
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="QoS (DSCP)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Qos *int32 `json:"qos,omitempty"`
 
 	// Depth limits the depth of returned subtrees (gNMI depth extension); 0 is unlimited.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Depth int32 `json:"depth,omitempty"`
 
 	// StreamSubscriptions splits one subscription into several with their own mode and intervals.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	StreamSubscriptions []StreamSubscription `json:"streamSubscriptions,omitempty"`
 
 	// History requests historical data (gNMI history extension).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	History *SubscriptionHistory `json:"history,omitempty"`
 }
 
@@ -127,6 +140,7 @@ type SubscriptionHistory struct {
 
 // Subscription is a gNMI subscription applied to the targets of the Pipelines that select it.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Subscription",resources={{Pod,v1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`

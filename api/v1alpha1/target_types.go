@@ -12,6 +12,7 @@ type TargetSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?|\\\\[[0-9A-Fa-f:.]+\\\\]):[0-9]{1,5}$')",message="address must be host:port, for example 10.0.0.1:57400, [2001:db8::1]:6030 or leaf1.dc1:9339"
 	// +kubebuilder:validation:XValidation:rule="!self.matches(':[0-9]{1,5}$') || (int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535)",message="the port in address must be between 1 and 65535"
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	Address string `json:"address"`
 
 	// Profile names the TargetProfile (in the same namespace) with the credentials, TLS and timeouts used
@@ -19,11 +20,13 @@ type TargetSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Target Profile",xDescriptors="urn:alm:descriptor:io.kubernetes:operator.gnmic.dev:v1alpha1:TargetProfile"
 	Profile string `json:"profile"`
 
 	// Tags are attached to every update collected from this device (gNMIc event tags).
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Tags map[string]string `json:"tags,omitempty"`
 }
 
@@ -53,19 +56,23 @@ type TargetClusterState struct {
 type TargetStatus struct {
 	// ClusterStates is keyed by the name of each Cluster whose Pipelines select this target.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Placement per Cluster"
 	ClusterStates map[string]TargetClusterState `json:"clusterStates,omitempty"`
 
 	// Clusters is the number of Clusters that hold the target on a pod.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Clusters Collecting",xDescriptors="urn:alm:descriptor:text"
 	Clusters int32 `json:"clusters,omitempty"`
 
 	// State summarises clusterStates: Assigned when every Cluster holds it, otherwise the worst state.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,xDescriptors="urn:alm:descriptor:io.kubernetes.phase"
 	State string `json:"state,omitempty"`
 }
 
 // Target is a network device (a gNMI server) that collectors stream telemetry from.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Target",resources={{Pod,v1},{TargetProfile,v1alpha1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=gnmic

@@ -10,10 +10,12 @@ type TargetProfileSpec struct {
 	// token. The operator reads it and sends the values only to the collector pod that holds the target.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Credentials Secret",xDescriptors="urn:alm:descriptor:io.kubernetes:Secret"
 	CredentialsRef string `json:"credentialsRef,omitempty"`
 
 	// TLS of the gNMI connection. Without it the connection is plain text (gNMIc "insecure").
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="TLS"
 	TLS *TargetTLS `json:"tls,omitempty"`
 
 	// Timeout of a connection attempt. A collector dials with this timeout; gNMIc has no default for
@@ -23,6 +25,7 @@ type TargetProfileSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// RetryTimer is the wait between connection attempts.
@@ -31,25 +34,30 @@ type TargetProfileSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:text"
 	RetryTimer *metav1.Duration `json:"retryTimer,omitempty"`
 
 	// Encoding of gNMI notifications requested from the device.
 	// +kubebuilder:validation:Enum=JSON;BYTES;PROTO;ASCII;JSON_IETF
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:JSON","urn:alm:descriptor:com.tectonic.ui:select:BYTES","urn:alm:descriptor:com.tectonic.ui:select:PROTO","urn:alm:descriptor:com.tectonic.ui:select:ASCII","urn:alm:descriptor:com.tectonic.ui:select:JSON_IETF"}
 	Encoding string `json:"encoding,omitempty"`
 
 	// Gzip compresses the gRPC stream.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:booleanSwitch"
 	Gzip bool `json:"gzip,omitempty"`
 
 	// Proxy is a SOCKS5 proxy (host:port) to reach the devices through.
 	// +kubebuilder:validation:MaxLength=261
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="SOCKS5 Proxy",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Proxy string `json:"proxy,omitempty"`
 
 	// Tags are attached to every update from the targets of this profile.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Tags map[string]string `json:"tags,omitempty"`
 
 	// TCPKeepalive interval of the connection.
@@ -57,10 +65,12 @@ type TargetProfileSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="TCP Keepalive",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	TCPKeepalive *metav1.Duration `json:"tcpKeepalive,omitempty"`
 
 	// GRPCKeepalive of the connection.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="gRPC Keepalive",xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	GRPCKeepalive *GRPCKeepalive `json:"grpcKeepalive,omitempty"`
 }
 
@@ -121,6 +131,7 @@ type GRPCKeepalive struct {
 
 // TargetProfile holds the connection settings shared by many Targets: credentials, TLS, timeouts.
 //
+// +operator-sdk:csv:customresourcedefinitions:displayName="Target Profile",resources={{Secret,v1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Credentials",type=string,JSONPath=`.spec.credentialsRef`
