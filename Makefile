@@ -110,6 +110,8 @@ deploy: manifests kustomize ## Deploy the operator (image IMG) to the cluster of
 undeploy: kustomize ## Remove the operator from the cluster. ignore-not-found=true ignores missing ones.
 	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
 
+include hack/e2e.mk
+
 ##@ Tools
 
 $(LOCALBIN):

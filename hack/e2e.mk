@@ -1,0 +1,34 @@
+# End-to-end suite and demo on a local control plane (test/e2e/harness, docs/autoscaling.md).
+# Included from the repository's Makefile: `include hack/e2e.mk`. Uses LOCALBIN when the Makefile sets it.
+
+LOCALBIN ?= $(CURDIR)/bin
+# State of the demo (certificates, kubeconfig, etcd data, logs, PIDs); gitignored.
+E2E_DIR ?= $(CURDIR)/.e2e
+E2E_DEMO ?= $(LOCALBIN)/e2e-demo
+E2E_TIMEOUT ?= 20m
+# Extra `go test` arguments, for example E2E_ARGS='-ginkgo.focus=Burst'.
+E2E_ARGS ?=
+
+##@ End to end
+
+.PHONY: e2e-binaries
+e2e-binaries: ## Build the operator (bin/manager) and the demo command (bin/e2e-demo); fetch the control plane.
+	@mkdir -p $(LOCALBIN)
+	GOTOOLCHAIN=local go build -o $(LOCALBIN)/manager .
+	GOTOOLCHAIN=local go build -o $(E2E_DEMO) ./test/e2e/demo
+	hack/control-plane.sh all >/dev/null
+
+.PHONY: demo
+demo: e2e-binaries ## Run the operator, fake collectors and an autoscaled fleet on a local control plane; watch it settle.
+	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager $(E2E_DEMO) up --dir $(E2E_DIR)/demo
+
+.PHONY: demo-down
+demo-down: ## Stop everything `make demo` started.
+	@test -x $(E2E_DEMO) || GOTOOLCHAIN=local go build -o $(E2E_DEMO) ./test/e2e/demo
+	$(E2E_DEMO) down --dir $(E2E_DIR)/demo
+
+.PHONY: test-e2e
+test-e2e: e2e-binaries ## Run the end-to-end scenarios (real HPA on the operator's metrics); figures in test/e2e/results/.
+	GOTOOLCHAIN=local go vet -tags e2e ./test/e2e/...
+	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager GOTOOLCHAIN=local \
+		go test -tags e2e ./test/e2e/... -count=1 -timeout $(E2E_TIMEOUT) -v $(E2E_ARGS)

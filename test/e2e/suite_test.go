@@ -1,0 +1,73 @@
+//go:build e2e
+
+// Package e2e_test runs the operator as its real binary against a local control plane with the real
+// StatefulSet and HorizontalPodAutoscaler controllers (test/e2e/harness), and measures how the autoscaler
+// sizes a collector fleet on the operator's own metrics. Each scenario writes its figures to
+// test/e2e/results/<scenario>.json; docs/autoscaling.md shows them.
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
+)
+
+var (
+	ctx        context.Context
+	cancel     context.CancelFunc
+	cp         *harness.ControlPlane
+	k8sClient  client.Client
+	collectors *harness.Collectors
+)
+
+func TestEndToEnd(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "End-to-end suite")
+}
+
+var _ = BeforeSuite(func() {
+	ctx, cancel = context.WithCancel(context.Background())
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	logf := func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "harness: "+format+"\n", args...) }
+
+	var err error
+	dir := os.Getenv("E2E_STATE_DIR")
+	if dir == "" {
+		dir = GinkgoT().TempDir()
+	}
+	cp, err = harness.Start(ctx, harness.Options{Dir: dir, Log: logf})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cp.Stop)
+	collectors, err = cp.StartCollectors(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(collectors.Stop)
+	Expect(cp.StartOperator(ctx, harness.OperatorOptions{})).To(Succeed())
+	k8sClient, err = cp.Client()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+})
+
+// writeResult stores a scenario's figures in test/e2e/results/<name>.json.
+func writeResult(name string, figures any) {
+	dir := filepath.Join(harness.RepoRoot(), "test", "e2e", "results")
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	data, err := json.MarshalIndent(figures, "", "  ")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(filepath.Join(dir, name+".json"), append(data, '\n'), 0o644)).To(Succeed())
+	fmt.Fprintf(GinkgoWriter, "%s: %s\n", name, data)
+}
