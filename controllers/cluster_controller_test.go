@@ -48,6 +48,8 @@ var _ = Describe("Cluster reconciler", func() {
 			collected += col.Targets
 		}
 		Expect(collected).To(BeEquivalentTo(9))
+		Expect(c.Status.PodStatuses).To(Equal(map[string][]string{operatorv1alpha1.PodReady: {"fleet-0", "fleet-1", "fleet-2"}}))
+		Expect(c.Status.Summary).To(Equal("3/3 pods ready, 9 targets, 0 unassigned"))
 
 		Eventually(func(g Gomega) {
 			var p operatorv1alpha1.Pipeline
@@ -230,6 +232,8 @@ var _ = Describe("Cluster reconciler", func() {
 		Eventually(func() int { return len(f.collectors[0].Targets()) + len(f.collectors[1].Targets()) }, 10*time.Second).
 			Should(Equal(9))
 		Expect(f.statusPods()[held[2][0]]).To(Equal(f.podName(2)), "within the grace period the target stays")
+		Eventually(func() []string { return f.cluster().Status.PodStatuses[operatorv1alpha1.PodHolding] }, 5*time.Second).
+			Should(Equal([]string{f.podName(2)}))
 
 		Eventually(func(g Gomega) {
 			pods := f.statusPods()

@@ -54,6 +54,10 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 		st.Collectors = append(st.Collectors, pp.status)
 	}
 
+	st.PodStatuses = podStatuses(plan, pushed)
+	st.Summary = fmt.Sprintf("%d/%d pods ready, %d targets, %d unassigned", st.ReadyReplicas, workload.Replicas(cluster),
+		st.TargetsCount, st.UnassignedTargets)
+
 	r.setCapacityCondition(cluster, plan)
 	failed := pushed.failedPods()
 	setCondition(cluster, operatorv1alpha1.ConditionConfigApplied, len(failed) == 0, "Applied", "PushFailed",
@@ -73,6 +77,34 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 		return fmt.Errorf("write cluster status: %w", err)
 	}
 	return nil
+}
+
+// podStatuses groups the collector pods by state, for consoles.
+func podStatuses(plan placementPlan, pushed pushResults) map[string][]string {
+	holding := map[int]bool{}
+	for _, o := range plan.availability.Holding {
+		holding[o] = true
+	}
+	out := map[string][]string{}
+	for ordinal, pp := range pushed.pods {
+		state := operatorv1alpha1.PodUnavailable
+		switch {
+		case pp.err != nil:
+			state = operatorv1alpha1.PodConfigFailed
+		case pp.status.Ready:
+			state = operatorv1alpha1.PodReady
+		case holding[ordinal]:
+			state = operatorv1alpha1.PodHolding
+		}
+		out[state] = append(out[state], pp.pod.Name)
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func (r *ClusterReconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, plan placementPlan) {

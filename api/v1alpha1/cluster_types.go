@@ -248,7 +248,26 @@ type ClusterStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Collector Pods"
 	Collectors []CollectorStatus `json:"collectors,omitempty"`
+
+	// PodStatuses lists the collector pods by state: Ready, Holding (unready, keeping its targets for the
+	// grace period), Unavailable (unready past it) and ConfigFailed (ready, but refused its configuration).
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pod Statuses",xDescriptors="urn:alm:descriptor:com.tectonic.ui:podStatuses"
+	PodStatuses map[string][]string `json:"podStatuses,omitempty"`
+
+	// Summary is one line for a list view, for example "3/3 pods ready, 280 targets, 0 unassigned".
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Summary",xDescriptors="urn:alm:descriptor:text"
+	Summary string `json:"summary,omitempty"`
 }
+
+// Collector pod states in Cluster status.podStatuses.
+const (
+	PodReady        = "Ready"
+	PodHolding      = "Holding"
+	PodUnavailable  = "Unavailable"
+	PodConfigFailed = "ConfigFailed"
+)
 
 // CollectorStatus is the state of one collector pod.
 type CollectorStatus struct {
