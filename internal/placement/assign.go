@@ -7,21 +7,22 @@ import "slices"
 // fits nowhere stays unplaced.
 func (p *planner) assignRest() {
 	open := p.openPods()
-	for _, i := range p.order {
-		e := &p.entries[i]
-		if e.weight > p.capacity {
+	for k := range p.queue {
+		q := &p.queue[k]
+		if q.weight > p.capacity {
 			continue
 		}
 		if len(open.keys) == 0 {
 			return
 		}
-		j := open.best(e.hash, e.weight)
+		j := open.best(q.hash, q.weight)
 		if j < 0 {
 			continue
 		}
-		e.pod = open.pods[j]
-		p.load[e.pod] += e.weight
-		open.take(j, e.weight)
+		q.pod = open.pods[j]
+		p.entries[q.index].pod = q.pod
+		p.load[q.pod] += q.weight
+		open.take(j, q.weight)
 	}
 }
 

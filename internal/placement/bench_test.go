@@ -51,8 +51,15 @@ func benchNames(n int) []string {
 	return names
 }
 
-// BenchmarkPlace measures a fresh placement on P pods and a rescale from P to
-// P+1 pods with the current assignment, both with automatic capacity.
+// steps are the placements measured after a fresh one: a rescale from P to
+// P+1 pods, and a steady reconcile where nothing changed (every target stays).
+var steps = []struct {
+	name      string
+	extraPods int
+}{{"rescale/", 1}, {"steady/", 0}}
+
+// BenchmarkPlace measures, with automatic capacity, a fresh placement on P
+// pods and each of steps with the fresh result as the current assignment.
 func BenchmarkPlace(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run("fresh/"+size.name, func(b *testing.B) {
@@ -62,15 +69,17 @@ func BenchmarkPlace(b *testing.B) {
 				Place(in)
 			}
 		})
-		b.Run("rescale/"+size.name, func(b *testing.B) {
-			targets := benchTargets(size.targets)
-			before := Place(Input{Pods: ordinals(size.pods), Targets: targets})
-			in := Input{Pods: ordinals(size.pods + 1), Targets: targets, Current: before.Assignments}
-			b.ReportAllocs()
-			for b.Loop() {
-				Place(in)
-			}
-		})
+		for _, step := range steps {
+			b.Run(step.name+size.name, func(b *testing.B) {
+				targets := benchTargets(size.targets)
+				before := Place(Input{Pods: ordinals(size.pods), Targets: targets})
+				in := Input{Pods: ordinals(size.pods + step.extraPods), Targets: targets, Current: before.Assignments}
+				b.ReportAllocs()
+				for b.Loop() {
+					Place(in)
+				}
+			})
+		}
 	}
 }
 
@@ -91,18 +100,20 @@ func BenchmarkBaseline(b *testing.B) {
 				baseline.Place(names, size.pods, 0, nil)
 			}
 		})
-		b.Run("rescale/"+size.name, func(b *testing.B) {
-			skipHuge(b)
-			names := benchNames(size.targets)
-			before := baseline.Place(names, size.pods, 0, nil)
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				current := cloneAssignment(before) // the baseline sorts it in place
-				b.StartTimer()
-				baseline.Place(names, size.pods+1, 0, current)
-			}
-		})
+		for _, step := range steps {
+			b.Run(step.name+size.name, func(b *testing.B) {
+				skipHuge(b)
+				names := benchNames(size.targets)
+				before := baseline.Place(names, size.pods, 0, nil)
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					current := cloneAssignment(before) // the baseline sorts it in place
+					b.StartTimer()
+					baseline.Place(names, size.pods+step.extraPods, 0, current)
+				}
+			})
+		}
 	}
 }
 

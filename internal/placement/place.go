@@ -37,8 +37,8 @@ func tryPlace(in Input) (Result, bool) {
 		load:     make([]int, pods.len()),
 	}
 	p.keepCurrent()
-	p.order = sortByName(p.unplacedEntries(), p.targets)
-	if p.orderHasDuplicates() {
+	p.queueByName()
+	if p.queueHasDuplicates() {
 		return Result{}, false
 	}
 	p.assignRest()
@@ -51,29 +51,7 @@ type planner struct {
 	pods       podSet
 	entries    []entry // entry i is targets[i]
 	capacity   int
-	load       []int   // per pod index
-	order      []int32 // the entries left to place after keepCurrent, by name
+	load       []int    // per pod index
+	queue      []queued // the entries left to place after keepCurrent, by name
 	lowerBound int
-}
-
-func (p *planner) unplacedEntries() []int32 {
-	var unplacedEntries []int32
-	for i := range p.entries {
-		if p.entries[i].pod == unplaced {
-			unplacedEntries = append(unplacedEntries, int32(i))
-		}
-	}
-	return unplacedEntries
-}
-
-// orderHasDuplicates tells whether a name is given twice among the entries
-// left to place; sorted by name, the two are next to each other.
-func (p *planner) orderHasDuplicates() bool {
-	for k := 1; k < len(p.order); k++ {
-		a, b := p.order[k-1], p.order[k]
-		if p.entries[a].hash == p.entries[b].hash && p.targets[a].Name == p.targets[b].Name {
-			return true
-		}
-	}
-	return false
 }

@@ -31,22 +31,23 @@ func (p *planner) result(fixedCapacity bool) (Result, bool) {
 	if len(r.Assignments) != assigned {
 		return Result{}, false
 	}
-	for _, i := range p.order {
-		e, name := &p.entries[i], p.targets[i].Name
+	for k := range p.queue {
+		q := &p.queue[k]
 		to := NoPod
-		if e.pod != unplaced {
-			to = p.pods.ordinals[e.pod]
+		if q.pod != unplaced {
+			to = p.pods.ordinals[q.pod]
 		} else {
+			name := p.targets[q.index].Name
 			if _, dup := r.Assignments[name]; dup {
 				return Result{}, false
 			}
 			r.Unassigned = append(r.Unassigned, name)
-			if fixedCapacity && e.weight > p.capacity {
+			if fixedCapacity && q.weight > p.capacity {
 				r.Oversized = append(r.Oversized, name)
 			}
 		}
-		if e.from != NoPod && e.from != to {
-			r.Moves = append(r.Moves, Move{Target: name, From: e.from, To: to})
+		if q.from != NoPod && q.from != to {
+			r.Moves = append(r.Moves, Move{Target: p.targets[q.index].Name, From: q.from, To: to})
 		}
 	}
 	return r, true

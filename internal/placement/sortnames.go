@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// sortByName returns the given target indexes ordered by the targets' names,
-// as slices.SortFunc with strings.Compare would, but faster on the
-// long shared prefixes that real names have ("namespace/router-0001", ...).
+// sortByName orders the given target indexes, in place, by the targets'
+// names, as slices.SortFunc with strings.Compare would, but faster on the long
+// shared prefixes that real names have ("namespace/router-0001", ...).
 // Targets with the same name end up next to each other in no particular
 // order.
 //
@@ -21,7 +21,7 @@ import (
 // keeps what later passes need: the first two digits and the length. The
 // items hold no pointers, so that moving them costs the garbage collector
 // nothing.
-func sortByName(indexes []int32, targets []Target) []int32 {
+func sortByName(indexes []int32, targets []Target) {
 	items := make([]nameItem, len(indexes))
 	for i, index := range indexes {
 		name := targets[index].Name
@@ -29,11 +29,9 @@ func sortByName(indexes []int32, targets []Target) []int32 {
 	}
 	s := nameSorter{targets: targets, scratch: make([]nameItem, len(items))}
 	s.sortDigits(items, 0)
-	sorted := make([]int32, len(items))
 	for i := range items {
-		sorted[i] = items[i].index
+		indexes[i] = items[i].index
 	}
-	return sorted
 }
 
 // nameItem is a target's index with the 8 bytes of its name being sorted on.

@@ -28,7 +28,8 @@ func TestSortByNameSortsLikeStringComparison(t *testing.T) {
 		for i := range indexes {
 			indexes[i] = int32(i)
 		}
-		got := sortByName(indexes, targets)
+		sortByName(indexes, targets)
+		got := indexes
 		want := slices.Clone(targets)
 		slices.SortStableFunc(want, func(a, b Target) int { return strings.Compare(a.Name, b.Name) })
 		if len(got) != len(want) {
