@@ -23,7 +23,9 @@ type world struct {
 	targets []operatorv1alpha1.Target
 	// pipelines are all Pipelines of the namespace.
 	pipelines []operatorv1alpha1.Pipeline
-	conn      render.Connections
+	// objects are everything of the namespace that Pipelines select from, as listed once for this reconcile.
+	objects selection.Objects
+	conn    render.Connections
 	// tlsSecrets are the target-profile TLS Secrets every collector pod mounts.
 	tlsSecrets []string
 	// pods are the Cluster's collector pods by ordinal.
@@ -71,11 +73,13 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 		}
 	}
 
+	objects := selection.Objects{
+		Pipelines: pipelines.Items, Targets: targets.Items, Subscriptions: subs.Items,
+		Outputs: outputs.Items, Inputs: inputs.Items,
+	}
 	w := &world{
-		selection: selection.Resolve(cluster.Name, selection.Objects{
-			Pipelines: pipelines.Items, Targets: targets.Items, Subscriptions: subs.Items,
-			Outputs: outputs.Items, Inputs: inputs.Items,
-		}),
+		selection: selection.Resolve(cluster.Name, objects),
+		objects:   objects,
 		targets:   targets.Items,
 		pipelines: pipelines.Items,
 		pods:      map[int]*corev1.Pod{},

@@ -17,25 +17,15 @@ import (
 // reportPipelines writes, for each Pipeline of the Cluster, what it selects on its own and whether every
 // reference it makes resolves.
 func (r *ClusterReconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
-	var subs operatorv1alpha1.SubscriptionList
-	var outputs operatorv1alpha1.OutputList
-	var inputs operatorv1alpha1.InputList
-	ns := client.InNamespace(cluster.Namespace)
-	for _, l := range []client.ObjectList{&subs, &outputs, &inputs} {
-		if err := r.List(ctx, l, ns); err != nil {
-			return fmt.Errorf("list for pipeline status: %w", err)
-		}
-	}
 	for i := range w.pipelines {
 		p := &w.pipelines[i]
 		if p.Spec.ClusterRef != cluster.Name {
 			continue
 		}
 		base := p.DeepCopy()
-		own := selection.Resolve(cluster.Name, selection.Objects{
-			Pipelines: []operatorv1alpha1.Pipeline{*p}, Targets: w.targets,
-			Subscriptions: subs.Items, Outputs: outputs.Items, Inputs: inputs.Items,
-		})
+		objects := w.objects
+		objects.Pipelines = []operatorv1alpha1.Pipeline{*p}
+		own := selection.Resolve(cluster.Name, objects)
 		counts := own.Counts()
 		p.Status.ObservedGeneration = p.Generation
 		p.Status.TargetsCount, p.Status.SubscriptionsCount = counts.Targets, counts.Subscriptions
