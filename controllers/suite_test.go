@@ -1,10 +1,8 @@
 package controllers_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,7 +38,7 @@ var (
 	suiteCtx  context.Context
 	cancel    context.CancelFunc
 	// logs captures everything the operator logs, so that tests can check what never appears in it.
-	logs = &syncBuffer{}
+	logs = &testenv.LogBuffer{}
 )
 
 func TestControllers(t *testing.T) {
@@ -151,24 +149,6 @@ func startOperatorPolling(poll time.Duration) *operator {
 func (o *operator) Stop() {
 	o.stop()
 	Eventually(o.done, 30*time.Second).Should(BeClosed())
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // cachedClient lets the interceptor wrap the manager's cached client, which has no Watch.

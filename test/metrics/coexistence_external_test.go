@@ -1,14 +1,12 @@
 package metrics_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -47,7 +45,7 @@ var _ = Describe("coexistence with KEDA owning external.metrics.k8s.io", Ordered
 		kedaSet    *kubernetes.Clientset
 		stop       context.CancelFunc
 		stopped    chan error
-		logs       syncBuffer
+		logs       testenv.LogBuffer
 		foreign    *unstructured.Unstructured
 	)
 
@@ -245,22 +243,4 @@ func apiServiceAvailableIn(c client.Client, name string) string {
 		}
 	}
 	return "Unknown"
-}
-
-// syncBuffer collects log output written from the manager's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

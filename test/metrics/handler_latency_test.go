@@ -39,17 +39,7 @@ var _ = Describe("a metrics request through the metrics server's handler at 1,00
 
 	BeforeAll(func() {
 		createNamespace(ns)
-		acknowledged := make([]int32, scalePodsPerCluster)
-		for i := range acknowledged {
-			acknowledged[i] = scaleTargetsPerPod
-		}
-		inParallel(scaleClusters, func(c int) {
-			name := fmt.Sprintf("fleet-%04d", c)
-			createCluster(ns, name, 3, acknowledged...)
-			for p := range scalePodsPerCluster {
-				createCollectorPod(ns, name, p)
-			}
-		})
+		createScaleFleet(ns)
 		grantMetricsRead("kube-system", "horizontal-pod-autoscaler")
 		server = newFrontProxy()
 		// The cache has everything once the last Cluster's status and pods are served.

@@ -29,17 +29,7 @@ var _ = Describe("a metrics request at 1,000 Clusters and 100,000 targets", Orde
 
 	BeforeAll(func() {
 		createNamespace(ns)
-		acknowledged := make([]int32, scalePodsPerCluster)
-		for i := range acknowledged {
-			acknowledged[i] = scaleTargetsPerPod
-		}
-		inParallel(scaleClusters, func(c int) {
-			name := fmt.Sprintf("fleet-%04d", c)
-			createCluster(ns, name, 3, acknowledged...)
-			for p := range scalePodsPerCluster {
-				createCollectorPod(ns, name, p)
-			}
-		})
+		createScaleFleet(ns)
 		Eventually(func() (metricValues, error) { return getMetrics(cfg, externalPath(ns, "targets_demand"), "") }).
 			Should(HaveLen(scaleClusters))
 	})
@@ -135,4 +125,20 @@ func inParallel(n int, do func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// createScaleFleet fills a namespace with scaleClusters Clusters of scalePodsPerCluster collector pods, each
+// pod acknowledging scaleTargetsPerPod targets.
+func createScaleFleet(ns string) {
+	acknowledged := make([]int32, scalePodsPerCluster)
+	for i := range acknowledged {
+		acknowledged[i] = scaleTargetsPerPod
+	}
+	inParallel(scaleClusters, func(c int) {
+		name := fmt.Sprintf("fleet-%04d", c)
+		createCluster(ns, name, 3, acknowledged...)
+		for p := range scalePodsPerCluster {
+			createCollectorPod(ns, name, p)
+		}
+	})
 }
