@@ -38,14 +38,20 @@ type ClusterReconciler struct {
 
 	restarts restartBackoff
 	streams  *stateStreams
-	// written remembers the last state written per Cluster and Target, and acked the configuration hash each
-	// pod (by UID) acknowledged: the cache may lag behind the operator's own writes, and reconciling from
-	// a stale view must not write or push the same thing twice.
-	written sync.Map
-	acked   sync.Map
+	// written remembers the last state written per Cluster and Target, acked the configuration hash each
+	// pod (by UID) acknowledged, and configured the readiness-gate condition last written per pod: the cache
+	// may lag behind the operator's own writes, and reconciling from a stale view must not write or push the
+	// same thing twice.
+	written    sync.Map
+	acked      sync.Map
+	configured sync.Map
+	// missingSince holds, per Cluster, when each desired pod ordinal now missing was first seen missing:
+	// the grace period of a pod that is not recreated runs from then.
+	missingSince sync.Map
 }
 
-// Reconcile is one pass over a Cluster: observe, place, push, then report — each step in its own file.
+// Reconcile is one pass over a Cluster: observe, place, push, mark the pods configured, then report — each
+// step in its own file.
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 
@@ -55,6 +61,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			if r.streams != nil {
 				r.streams.forget(req.NamespacedName)
 			}
+			r.missingSince.Delete(req.NamespacedName)
 			return ctrl.Result{}, r.forgetCluster(ctx, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, fmt.Errorf("get cluster: %w", err)
@@ -72,6 +79,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	plan := r.place(&cluster, world)
 	pushed := r.push(ctx, &cluster, world, &plan)
+	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
+	// reporting and nothing else depends on the gate. It is returned at the end, for a retry with backoff
+	// (as is every earlier return); until then the pod keeps the gate it had.
+	gateErr := r.reportPodsConfigured(ctx, plan, pushed)
 	r.followCollectors(ctx, &cluster, world, plan)
 	states := r.collectTargetStates(ctx, &cluster, world, pushed)
 	if err := r.writeTargetStatuses(ctx, &cluster, world, plan, states); err != nil {
@@ -88,6 +99,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// Returning the error makes controller-runtime retry with exponential backoff; the status already
 		// names the pods.
 		return ctrl.Result{}, fmt.Errorf("push configuration to %d pod(s): %v", len(failed), failed)
+	}
+	if gateErr != nil {
+		return ctrl.Result{}, gateErr
 	}
 	next := r.nextLook(world, plan, states)
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/availability"
@@ -38,14 +39,32 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 	if g := cluster.Spec.TargetDistribution.UnreadyGracePeriod; g != nil {
 		grace = g.Duration
 	}
-	pods := make([]availability.Pod, 0, len(w.pods))
+	replicas := int(workload.Replicas(cluster))
+	pods := make([]availability.Pod, 0, replicas)
 	for ordinal, pod := range w.pods {
 		ready, since := podReadiness(pod)
 		pods = append(pods, availability.Pod{Ordinal: ordinal, Ready: ready, UnreadySince: since})
 	}
-	avail := availability.Classify(availability.Input{
-		Replicas: int(workload.Replicas(cluster)), Pods: pods, Grace: grace, Now: r.now(),
-	})
+	// A missing pod has no condition to date its absence: its grace period runs from when this process first
+	// saw it missing (an operator restart starts it again, which only ever waits longer). Reconciles of one
+	// Cluster never overlap, so its map is not shared.
+	key := client.ObjectKeyFromObject(cluster)
+	seen, _ := r.missingSince.Load(key)
+	wasMissing, _ := seen.(map[int]time.Time)
+	missing := map[int]time.Time{}
+	for ordinal := 0; ordinal < replicas; ordinal++ {
+		if _, exists := w.pods[ordinal]; exists {
+			continue
+		}
+		since, ok := wasMissing[ordinal]
+		if !ok {
+			since = r.now()
+		}
+		missing[ordinal] = since
+		pods = append(pods, availability.Pod{Ordinal: ordinal, UnreadySince: since})
+	}
+	r.missingSince.Store(key, missing)
+	avail := availability.Classify(availability.Input{Replicas: replicas, Pods: pods, Grace: grace, Now: r.now()})
 	holding := map[int]bool{}
 	for _, o := range avail.Holding {
 		holding[o] = true
@@ -76,15 +95,30 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 	return plan
 }
 
-// podReadiness reads the pod's Ready condition and, when it is not ready, since when.
+// podReadiness says whether a pod can hold targets and, when it cannot, since when. It reads the
+// ContainersReady condition, not Ready: Ready includes the pod's readiness gate, which only turns True once
+// the operator pushed the pod its configuration, and the operator pushes only to pods it considers ready.
+// Pods without ContainersReady (as written by tests or other tooling) are judged by Ready.
 func podReadiness(pod *corev1.Pod) (bool, time.Time) {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			if c.Status == corev1.ConditionTrue {
-				return pod.Status.PodIP != "", time.Time{}
-			}
-			return false, c.LastTransitionTime.Time
+	cond := podCondition(pod, corev1.ContainersReady)
+	if cond == nil {
+		cond = podCondition(pod, corev1.PodReady)
+	}
+	switch {
+	case cond == nil:
+		return false, pod.CreationTimestamp.Time
+	case cond.Status == corev1.ConditionTrue:
+		return pod.Status.PodIP != "", time.Time{}
+	default:
+		return false, cond.LastTransitionTime.Time
+	}
+}
+
+func podCondition(pod *corev1.Pod, kind corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == kind {
+			return &pod.Status.Conditions[i]
 		}
 	}
-	return false, pod.CreationTimestamp.Time
+	return nil
 }

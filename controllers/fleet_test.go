@@ -163,6 +163,35 @@ func (f *fleet) setReady(ordinal int, ready bool) {
 	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
 }
 
+// setGated marks the pod as the kubelet does while the pod's readiness gate is not met: its containers are
+// ready, the pod is not.
+func (f *fleet) setGated(ordinal int) {
+	pod := f.pod(ordinal)
+	pod.Status.PodIP = f.ip(ordinal)
+	pod.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()},
+	}
+	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
+}
+
+// pod is the collector pod as the API server has it.
+func (f *fleet) pod(ordinal int) *corev1.Pod {
+	pod := &corev1.Pod{}
+	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(ordinal)}, pod)).To(Succeed())
+	return pod
+}
+
+// configured is the pod's readiness-gate condition, or an empty one when the pod has none.
+func (f *fleet) configured(ordinal int) corev1.PodCondition {
+	for _, c := range f.pod(ordinal).Status.Conditions {
+		if c.Type == operatorv1alpha1.ConditionPodConfigured {
+			return c
+		}
+	}
+	return corev1.PodCondition{}
+}
+
 // removePod deletes the Pod and stops its collector (its state is lost, as with a real pod).
 func (f *fleet) removePod(ordinal int) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: f.podName(ordinal), Namespace: f.ns}}
@@ -233,6 +262,18 @@ func (f *fleet) converged(n, unassigned int) map[int][]string {
 		}
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 	return held
+}
+
+// connected waits until the statuses of all n targets show the collectors' connections READY.
+func (f *fleet) connected(n int) {
+	Eventually(func(g Gomega) {
+		var list operatorv1alpha1.TargetList
+		g.Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(n))
+		for _, t := range list.Items {
+			g.Expect(t.Status.ClusterStates[f.name].ConnectionState).To(Equal("READY"), "target %s", t.Name)
+		}
+	}, 30*time.Second).Should(Succeed())
 }
 
 func loads(held map[int][]string) []int {

@@ -4,7 +4,8 @@ package controllers
 
 // The operator's permissions, collected by `make manifests` into config/rbac/role.yaml. Least privilege:
 // Secrets are read for target credentials and written only for the collector TLS certificates the
-// operator issues (<cluster>-api-ca, <cluster>-api-tls); nothing uses wildcards.
+// operator issues (<cluster>-api-ca, <cluster>-api-tls); pod status is patched only to set the collector
+// pods' readiness gate (operator.gnmic.dev/configured); nothing uses wildcards.
 //
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;targets;targetprofiles;subscriptions;outputs;inputs;pipelines,verbs=get;list;watch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;pipelines;targets,verbs=update;patch
@@ -13,6 +14,7 @@ package controllers
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=pods/status,verbs=patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -3,13 +3,14 @@ package controllers_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -74,13 +75,35 @@ type operator struct {
 	writes *writeCounter
 }
 
-// writeCounter counts the operator's API writes by kind of call.
+// writeCounter counts the operator's API writes per namespace: every spec's fleet has its own namespace,
+// while the operator also reconciles the fleets of the specs before.
 type writeCounter struct {
-	creates, updates, patches, statusWrites, deletes atomic.Int64
+	mu sync.Mutex
+	// all counts every write, podStatus the writes of pod status (readiness gates).
+	all, podStatus map[string]int64
 }
 
-func (w *writeCounter) total() int64 {
-	return w.creates.Load() + w.updates.Load() + w.patches.Load() + w.statusWrites.Load() + w.deletes.Load()
+func (w *writeCounter) count(obj client.Object, subresource string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.all[obj.GetNamespace()]++
+	if _, ok := obj.(*corev1.Pod); ok && subresource == "status" {
+		w.podStatus[obj.GetNamespace()]++
+	}
+}
+
+// in is how many writes went to objects of the namespace.
+func (w *writeCounter) in(namespace string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.all[namespace]
+}
+
+// podStatusIn is how many of them were writes of pod status.
+func (w *writeCounter) podStatusIn(namespace string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.podStatus[namespace]
 }
 
 // startOperator runs a fresh operator against the suite's apiserver until Stop, asking collectors for
@@ -100,30 +123,30 @@ func startOperatorPolling(poll time.Duration) *operator {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	writes := &writeCounter{}
+	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}}
 	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			writes.creates.Add(1)
+			writes.count(obj, "")
 			return c.Create(ctx, obj, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			writes.updates.Add(1)
+			writes.count(obj, "")
 			return c.Update(ctx, obj, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes.patches.Add(1)
+			writes.count(obj, "")
 			return c.Patch(ctx, obj, patch, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			writes.deletes.Add(1)
+			writes.count(obj, "")
 			return c.Delete(ctx, obj, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes.statusWrites.Add(1)
+			writes.count(obj, sub)
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			writes.statusWrites.Add(1)
+			writes.count(obj, sub)
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	})

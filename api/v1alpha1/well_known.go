@@ -25,6 +25,21 @@ const (
 	ReasonSufficientCapacity   = "SufficientCapacity"
 )
 
+// ConditionPodConfigured is the condition type of the readiness gate every collector pod carries
+// (spec.readinessGates): True once the pod acknowledged its current configuration, False with the push
+// error as its message when it refused it or could not be reached. The kubelet reports a pod Ready only
+// when its containers are ready and this condition is True, so a rolling update or a drain waits for each
+// pod to hold its targets before it takes down the next one.
+const ConditionPodConfigured = "operator.gnmic.dev/configured"
+
+// Reasons of the ConditionPodConfigured pod condition.
+const (
+	// ReasonPodConfigApplied: the pod holds the configuration the operator last gave it.
+	ReasonPodConfigApplied = "Applied"
+	// ReasonPodConfigPushFailed: the configuration could not be rendered or pushed; the message says why.
+	ReasonPodConfigPushFailed = "PushFailed"
+)
+
 // Target states per Cluster, as reported in Target status.clusterStates.
 const (
 	// TargetAssigned: the target is placed on a collector pod.

@@ -9,10 +9,11 @@ import (
 type Pod struct {
 	// Ordinal of the pod in its StatefulSet.
 	Ordinal int
-	// Ready is the pod's Ready condition.
+	// Ready is whether the pod can hold targets: its containers are ready (the Ready condition would wait
+	// for the pod's configuration, which only a ready pod receives).
 	Ready bool
-	// UnreadySince is when the pod stopped being ready (the Ready condition's last transition), or when it
-	// was first seen missing. Zero means unknown: the grace period starts now.
+	// UnreadySince is when the pod stopped being ready (that condition's last transition), or when it was
+	// first seen missing. Zero means unknown: the grace period starts now.
 	UnreadySince time.Time
 }
 

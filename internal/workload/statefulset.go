@@ -58,11 +58,15 @@ func podAnnotations(c *v1alpha1.Cluster) map[string]string {
 }
 
 // podSpec copies the scheduling fields of c and runs one collector
-// container.
+// container. The readiness gate keeps a pod unready until the operator
+// reports that it holds its configuration, so that the StatefulSet rolls
+// the next pod (and a PodDisruptionBudget allows the next eviction) only
+// once the previous pod collects its targets again.
 func podSpec(c *v1alpha1.Cluster, opts Options) corev1.PodSpec {
 	spec := c.Spec
 	pod := corev1.PodSpec{
 		Containers:                    []corev1.Container{container(c, opts)},
+		ReadinessGates:                []corev1.PodReadinessGate{{ConditionType: v1alpha1.ConditionPodConfigured}},
 		Volumes:                       volumes(c, opts),
 		SecurityContext:               podSecurityContext(),
 		TerminationGracePeriodSeconds: ptr(terminationGracePeriod),

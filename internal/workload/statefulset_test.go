@@ -29,6 +29,8 @@ func TestStatefulSetDefaults(t *testing.T) {
 		{"labels its pods with the selector", sts.Spec.Template.Labels, map[string]string{"operator.gnmic.dev/cluster": "c"}},
 		{"annotates its pods with the bootstrap checksum", sts.Spec.Template.Annotations, map[string]string{ChecksumAnnotation: ConfigChecksum(cluster())}},
 		{"gives pods 30s to terminate", *sts.Spec.Template.Spec.TerminationGracePeriodSeconds, int64(30)},
+		{"keeps pods unready until the operator reports them configured", sts.Spec.Template.Spec.ReadinessGates,
+			[]corev1.PodReadinessGate{{ConditionType: "operator.gnmic.dev/configured"}}},
 		{"runs pods as non-root with the runtime's seccomp profile", sts.Spec.Template.Spec.SecurityContext, &corev1.PodSecurityContext{
 			RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), RunAsGroup: ptr(int64(65532)), FSGroup: ptr(int64(65532)),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
