@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 
@@ -20,34 +21,42 @@ import (
 
 // Collectors runs a fake gNMIc collector for every collector pod (label operator.gnmic.dev/cluster) that
 // has an IP, listening on that IP and the pod's REST port. A collector starts when its pod gets an IP and
-// is closed when the pod is deleted, losing its configuration exactly like a restarted container.
+// is closed when the pod is deleted, losing its configuration exactly like a restarted container. When a
+// Node is deleted, the collectors of its pods are closed at once: the machine is gone, although the pod
+// objects stay until kube-controller-manager's pod garbage collector removes them.
 type Collectors struct {
-	mu     sync.Mutex
-	byUID  map[types.UID]*runningCollector
-	log    func(format string, args ...any)
-	cancel context.CancelFunc
+	mu    sync.Mutex
+	byUID map[types.UID]*runningCollector
+	// lostNodes are deleted Nodes: no collector starts for a pod bound to one.
+	lostNodes map[string]bool
+	// refusing are the pods (namespace/name) whose collectors refuse every configuration, including
+	// collectors started later for a recreated pod of that name.
+	refusing map[types.NamespacedName]string
+	log      func(format string, args ...any)
+	cancel   context.CancelFunc
 }
 
 type runningCollector struct {
 	pod       types.NamespacedName
+	node      string
 	collector *fakecollector.Collector
 }
 
-// StartCollectors watches collector pods until Stop.
+// StartCollectors watches collector pods and Nodes until Stop.
 func (cp *ControlPlane) StartCollectors(ctx context.Context) (*Collectors, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	c := &Collectors{byUID: map[types.UID]*runningCollector{}, log: cp.log, cancel: cancel}
-	factory := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0,
+	c := &Collectors{
+		byUID: map[types.UID]*runningCollector{}, lostNodes: map[string]bool{},
+		refusing: map[types.NamespacedName]string{}, log: cp.log, cancel: cancel,
+	}
+	pods := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = operatorv1alpha1.ClusterLabel }))
-	informer := factory.Core().V1().Pods().Informer()
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	podInformer := pods.Core().V1().Pods().Informer()
+	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.observe(obj) },
 		UpdateFunc: func(_, obj any) { c.observe(obj) },
 		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if pod, ok := obj.(*corev1.Pod); ok {
+			if pod, ok := deletedObject(obj).(*corev1.Pod); ok {
 				c.stop(pod.UID)
 			}
 		},
@@ -55,12 +64,32 @@ func (cp *ControlPlane) StartCollectors(ctx context.Context) (*Collectors, error
 		cancel()
 		return nil, fmt.Errorf("watch collector pods: %w", err)
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+	nodes := informers.NewSharedInformerFactory(cp.Clientset, 0)
+	nodeInformer := nodes.Core().V1().Nodes().Informer()
+	if _, err := nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if node, ok := deletedObject(obj).(*corev1.Node); ok {
+				c.loseNode(node.Name)
+			}
+		},
+	}); err != nil {
 		cancel()
-		return nil, fmt.Errorf("collector pod informer did not sync")
+		return nil, fmt.Errorf("watch nodes: %w", err)
+	}
+	pods.Start(ctx.Done())
+	nodes.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, nodeInformer.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("collector pod and node informers did not sync")
 	}
 	return c, nil
+}
+
+func deletedObject(obj any) any {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return tombstone.Obj
+	}
+	return obj
 }
 
 func (c *Collectors) observe(obj any) {
@@ -81,16 +110,20 @@ func (c *Collectors) observe(obj any) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, running := c.byUID[pod.UID]; running {
+	if _, running := c.byUID[pod.UID]; running || c.lostNodes[pod.Spec.NodeName] {
 		return
 	}
 	collector := fakecollector.New()
+	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	if reason, refuse := c.refusing[name]; refuse {
+		collector.FailApply(http.StatusInternalServerError, reason)
+	}
 	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))
 	if err := collector.Start(addr); err != nil {
 		c.log("fake collector for pod %s/%s on %s: %v", pod.Namespace, pod.Name, addr, err)
 		return
 	}
-	c.byUID[pod.UID] = &runningCollector{pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, collector: collector}
+	c.byUID[pod.UID] = &runningCollector{pod: name, node: pod.Spec.NodeName, collector: collector}
 }
 
 func (c *Collectors) stop(uid types.UID) {
@@ -103,6 +136,23 @@ func (c *Collectors) stop(uid types.UID) {
 			c.log("close fake collector of %s: %v", running.pod, err)
 		}
 	}
+}
+
+// loseNode closes the collectors of every pod bound to the deleted Node.
+func (c *Collectors) loseNode(node string) {
+	c.mu.Lock()
+	c.lostNodes[node] = true
+	var uids []types.UID
+	for uid, running := range c.byUID {
+		if running.node == node {
+			uids = append(uids, uid)
+		}
+	}
+	c.mu.Unlock()
+	for _, uid := range uids {
+		c.stop(uid)
+	}
+	c.log("node %s deleted: closed %d collector(s)", node, len(uids))
 }
 
 func restPort(pod *corev1.Pod) int32 {
@@ -127,6 +177,45 @@ func (c *Collectors) Targets(namespace string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// Collector returns the running fake collector of a pod, if any.
+func (c *Collectors) Collector(namespace, pod string) (*fakecollector.Collector, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, running := range c.byUID {
+		if running.pod == (types.NamespacedName{Namespace: namespace, Name: pod}) {
+			return running.collector, true
+		}
+	}
+	return nil, false
+}
+
+// RefuseConfig makes the collector of the named pod, and of every later pod of that name, answer each
+// configuration apply with 500 and reason, as a collector with a broken config store would.
+func (c *Collectors) RefuseConfig(namespace, pod, reason string) {
+	name := types.NamespacedName{Namespace: namespace, Name: pod}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refusing[name] = reason
+	for _, running := range c.byUID {
+		if running.pod == name {
+			running.collector.FailApply(http.StatusInternalServerError, reason)
+		}
+	}
+}
+
+// AcceptConfig undoes RefuseConfig.
+func (c *Collectors) AcceptConfig(namespace, pod string) {
+	name := types.NamespacedName{Namespace: namespace, Name: pod}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.refusing, name)
+	for _, running := range c.byUID {
+		if running.pod == name {
+			running.collector.ClearApplyFailure()
+		}
+	}
 }
 
 // Stop closes every fake collector and stops watching.

@@ -14,9 +14,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -63,7 +60,9 @@ type ControlPlane struct {
 
 	pki   pkiFiles
 	procs []*process
-	log   func(format string, args ...any)
+	// operator is the operator process's command line once StartOperator ran.
+	operator *operatorCommand
+	log      func(format string, args ...any)
 }
 
 // RepoRoot is the repository's top directory, found from this file's location.
@@ -272,38 +271,11 @@ func (cp *ControlPlane) startControllers(opts Options, kcmPort, schedPort, kwokP
 }
 
 func (cp *ControlPlane) createNodes(ctx context.Context, n int) error {
-	for i := range n {
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        fmt.Sprintf("kwok-node-%d", i),
-				Annotations: map[string]string{KwokNodeAnnotation: "fake"},
-				Labels:      map[string]string{"type": "kwok", corev1.LabelHostname: fmt.Sprintf("kwok-node-%d", i)},
-			},
-			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
-				corev1.ResourcePods: resource.MustParse("250"),
-			}},
-		}
-		node.Status.Capacity = node.Status.Allocatable
-		if _, err := cp.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create node %s: %w", node.Name, err)
-		}
+	nodes := make([]NodeSpec, n)
+	for i := range nodes {
+		nodes[i] = NodeSpec{Name: fmt.Sprintf("kwok-node-%d", i)}
 	}
-	return cp.waitFor(ctx, "ready nodes", 60*time.Second, func(ctx context.Context) (bool, error) {
-		nodes, err := cp.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		ready := 0
-		for _, node := range nodes.Items {
-			for _, c := range node.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					ready++
-				}
-			}
-		}
-		return ready >= n, nil
-	})
+	return cp.AddNodes(ctx, nodes...)
 }
 
 // WaitForServiceAccount waits until the namespace's default ServiceAccount exists: pods cannot be

@@ -38,16 +38,18 @@ func (cp *ControlPlane) Client() (client.Client, error) {
 
 // Fleet is one Cluster with its Pipeline and Targets in a namespace of its own.
 type Fleet struct {
-	Namespace   string
-	Cluster     string
-	Replicas    int32
+	Namespace string
+	Cluster   string
+	Replicas  int32
+	// PodCapacity is spec.targetDistribution.podCapacity; 0 leaves it unset (capacity follows the fleet).
 	PodCapacity int32
+	// Tune, when set, changes the Cluster's spec before it is created.
+	Tune func(*operatorv1alpha1.ClusterSpec)
 }
 
 // Create makes the namespace, a TargetProfile, a Subscription, an Output, a Pipeline selecting the
 // Targets labelled role=leaf, and the Cluster; it waits for the namespace's default ServiceAccount.
 func (f Fleet) Create(ctx context.Context, cp *ControlPlane, c client.Client) error {
-	capacity := f.PodCapacity
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.Namespace}},
 		&operatorv1alpha1.TargetProfile{ObjectMeta: metav1.ObjectMeta{Namespace: f.Namespace, Name: "routers"},
@@ -77,10 +79,16 @@ func (f Fleet) Create(ctx context.Context, cp *ControlPlane, c client.Client) er
 	cluster := &operatorv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.Namespace, Name: f.Cluster},
 		Spec: operatorv1alpha1.ClusterSpec{
-			Image:              "ghcr.io/openconfig/gnmic:0.42.0",
-			Replicas:           &f.Replicas,
-			TargetDistribution: operatorv1alpha1.TargetDistribution{PodCapacity: &capacity},
+			Image:    "ghcr.io/openconfig/gnmic:0.42.0",
+			Replicas: &f.Replicas,
 		},
+	}
+	if f.PodCapacity > 0 {
+		capacity := f.PodCapacity
+		cluster.Spec.TargetDistribution.PodCapacity = &capacity
+	}
+	if f.Tune != nil {
+		f.Tune(&cluster.Spec)
 	}
 	if err := c.Create(ctx, cluster); err != nil {
 		return fmt.Errorf("create Cluster %s: %w", f.Cluster, err)

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,7 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, opts OperatorOptions)
 	if err := cp.exposeMetricsAPI(ctx, apiPort); err != nil {
 		return err
 	}
-	p, err := startProcess(filepath.Join(cp.Dir, "logs"), "operator", binary, []string{
+	cp.operator = &operatorCommand{binary: binary, probePort: probePort, args: []string{
 		"--leader-elect=false",
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
@@ -94,12 +95,10 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, opts OperatorOptions)
 		"--metrics-api-cert-dir=" + filepath.Join(cp.Dir, "operator-certs"),
 		"--metrics-api-auth-kubeconfig=" + cp.Kubeconfig,
 		"--metrics-api-resync-period=5s",
-	}, []string{"KUBECONFIG=" + cp.Kubeconfig, "POD_NAMESPACE=" + OperatorNamespace})
-	if err != nil {
+	}, env: []string{"KUBECONFIG=" + cp.Kubeconfig, "POD_NAMESPACE=" + OperatorNamespace}}
+	if err := cp.runOperator(); err != nil {
 		return err
 	}
-	cp.procs = append(cp.procs, p)
-	cp.log("started operator %s (pid %d), metrics API on 127.0.0.1:%d", binary, p.PID, apiPort)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
@@ -124,6 +123,75 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, opts OperatorOptions)
 		}
 	}
 	return nil
+}
+
+// operatorCommand is how the operator was started, so that it can be started again the same way.
+type operatorCommand struct {
+	binary    string
+	args, env []string
+	probePort int
+	process   *process
+}
+
+func (cp *ControlPlane) runOperator() error {
+	op := cp.operator
+	p, err := startProcess(filepath.Join(cp.Dir, "logs"), "operator", op.binary, op.args, op.env)
+	if err != nil {
+		return err
+	}
+	op.process = p
+	cp.procs = append(cp.procs, p)
+	cp.log("started operator %s (pid %d)", op.binary, p.PID)
+	return nil
+}
+
+// StopOperator ends the operator process: with kill, by SIGKILL in the middle of whatever it is doing;
+// otherwise by SIGTERM, as a rolling update of its Deployment would.
+func (cp *ControlPlane) StopOperator(kill bool) error {
+	op := cp.operator
+	if op == nil || op.process == nil {
+		return fmt.Errorf("the operator is not running")
+	}
+	stop := func() error { return op.process.stop(10 * time.Second) }
+	if kill {
+		stop = op.process.kill
+	}
+	if err := stop(); err != nil {
+		return err
+	}
+	for i, p := range cp.procs {
+		if p == op.process {
+			cp.procs = append(cp.procs[:i], cp.procs[i+1:]...)
+			break
+		}
+	}
+	cp.log("stopped operator (pid %d, kill=%t)", op.process.PID, kill)
+	op.process = nil
+	return nil
+}
+
+// RestartOperator starts the operator again with the arguments of StartOperator and waits until its
+// readiness probe answers.
+func (cp *ControlPlane) RestartOperator(ctx context.Context) error {
+	if cp.operator == nil || cp.operator.process != nil {
+		return fmt.Errorf("the operator was never started or is still running")
+	}
+	if err := cp.runOperator(); err != nil {
+		return err
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(cp.operator.probePort) + "/readyz"
+	return cp.waitFor(ctx, "operator readiness", 60*time.Second, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
 }
 
 func operatorBinary(binary string) (string, error) {

@@ -94,3 +94,15 @@ func StopPID(pid int, grace time.Duration) error {
 	}
 	return nil
 }
+
+// kill sends SIGKILL at once, giving the process no chance to finish anything, and waits for it to end.
+func (p *process) kill() error {
+	if done, _ := p.exited(); done {
+		return nil
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill %s (pid %d): %w", p.Name, p.PID, err)
+	}
+	<-p.done
+	return nil
+}

@@ -1,0 +1,145 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// holdings is what a namespace's fake collectors hold at one moment: target → the pods holding it.
+type holdings map[string][]string
+
+func holdingsOf(namespace string) holdings {
+	h := holdings{}
+	for pod, targets := range collectors.Targets(namespace) {
+		for _, t := range targets {
+			h[t] = append(h[t], pod)
+		}
+	}
+	for _, pods := range h {
+		sort.Strings(pods)
+	}
+	return h
+}
+
+// placement maps each target to the one pod holding it (targets on several pods are left out).
+func (h holdings) placement() map[string]string {
+	out := make(map[string]string, len(h))
+	for t, pods := range h {
+		if len(pods) == 1 {
+			out[t] = pods[0]
+		}
+	}
+	return out
+}
+
+// duplicated counts targets held by more than one collector.
+func (h holdings) duplicated() int {
+	n := 0
+	for _, pods := range h {
+		if len(pods) > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// collectionFigures sum up what a collectionTracker saw.
+type collectionFigures struct {
+	Samples int `json:"samples"`
+	// MaxUncollected is the most expected targets no collector held at one sample.
+	MaxUncollected int `json:"maxUncollectedTargets"`
+	// UncollectedTargetSeconds integrates uncollected targets over time.
+	UncollectedTargetSeconds float64 `json:"uncollectedTargetSeconds"`
+	// MaxDuplicated is the most targets held by two collectors at one sample.
+	MaxDuplicated int `json:"maxDuplicatedTargets"`
+	// MaxPodsShort is the most pods at one sample missing at least one of their original targets.
+	MaxPodsShort int `json:"maxPodsShortOfTheirTargets"`
+	// Strays are targets seen on a pod other than their original one (each counted once).
+	Strays int `json:"targetsSeenOffTheirOriginalPod"`
+	// FirstStray is when the first stray was seen (zero when none).
+	FirstStray time.Time `json:"-"`
+}
+
+// collectionTracker samples a namespace's fake collectors every 100 ms against the expected targets and
+// their original pods.
+type collectionTracker struct {
+	mu       sync.Mutex
+	figures  collectionFigures
+	strays   map[string]bool
+	original map[string]string
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+// trackCollection starts sampling. original maps every expected target to its pod at the start.
+func trackCollection(namespace string, original map[string]string) *collectionTracker {
+	trackCtx, stop := context.WithCancel(ctx)
+	t := &collectionTracker{strays: map[string]bool{}, original: original, stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		const every = 100 * time.Millisecond
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		last := time.Now()
+		for {
+			now := time.Now()
+			t.sample(holdingsOf(namespace), now.Sub(last))
+			last = now
+			select {
+			case <-trackCtx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return t
+}
+
+func (t *collectionTracker) sample(h holdings, since time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := &t.figures
+	f.Samples++
+	uncollected := 0
+	short := map[string]bool{}
+	for target, pod := range t.original {
+		pods := h[target]
+		if len(pods) == 0 {
+			uncollected++
+			short[pod] = true
+		}
+		for _, p := range pods {
+			if p != pod && !t.strays[target] {
+				t.strays[target] = true
+				f.Strays++
+				if f.FirstStray.IsZero() {
+					f.FirstStray = time.Now()
+				}
+			}
+		}
+	}
+	f.MaxUncollected = max(f.MaxUncollected, uncollected)
+	f.UncollectedTargetSeconds += float64(uncollected) * since.Seconds()
+	f.MaxDuplicated = max(f.MaxDuplicated, h.duplicated())
+	f.MaxPodsShort = max(f.MaxPodsShort, len(short))
+}
+
+// Figures returns what was seen so far.
+func (t *collectionTracker) Figures() collectionFigures {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.figures
+}
+
+// Stop ends sampling and returns the figures, the integral rounded to 0.1 target-seconds.
+func (t *collectionTracker) Stop() collectionFigures {
+	t.stop()
+	<-t.done
+	f := t.Figures()
+	f.UncollectedTargetSeconds = float64(int(f.UncollectedTargetSeconds*10+0.5)) / 10
+	return f
+}
