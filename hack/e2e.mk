@@ -27,8 +27,10 @@ demo-down: ## Stop everything `make demo` started.
 	@test -x $(E2E_DEMO) || GOTOOLCHAIN=local go build -o $(E2E_DEMO) ./test/e2e/demo
 	$(E2E_DEMO) down --dir $(E2E_DIR)/demo
 
+# -p 1: one control plane at a time; two (the suite's and the harness test's) on 2 cores distort the timings
+# the scenarios measure.
 .PHONY: test-e2e
 test-e2e: e2e-binaries ## Run the end-to-end scenarios (real HPA on the operator's metrics); figures in test/e2e/results/.
 	GOTOOLCHAIN=local go vet -tags e2e ./test/e2e/...
 	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager GOTOOLCHAIN=local \
-		go test -tags e2e ./test/e2e/... -count=1 -timeout $(E2E_TIMEOUT) -v $(E2E_ARGS)
+		go test -tags e2e ./test/e2e/... -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v $(E2E_ARGS)

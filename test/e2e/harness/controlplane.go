@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -313,7 +314,10 @@ func (cp *ControlPlane) Stop() {
 	cp.procs = nil
 }
 
-// FreePorts returns n TCP ports nothing listens on right now on 127.0.0.1.
+// FreePorts returns n TCP ports nothing listens on right now on 127.0.0.1. They are drawn from below the
+// kernel's ephemeral range (32768–60999 by default), never from it: a port the kernel hands out for ":0" is
+// also what it picks for outgoing connections, and one taken by a connection between the check and the
+// component's bind makes the component exit with "address already in use".
 func FreePorts(n int) ([]int, error) {
 	var listeners []net.Listener
 	defer func() {
@@ -321,14 +325,19 @@ func FreePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
+	const low, high = 20000, 32768
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for attempts := 0; len(ports) < n; attempts++ {
+		if attempts == 1000 {
+			return nil, fmt.Errorf("no free port in [%d, %d) after %d attempts", low, high, attempts)
+		}
+		port := low + rand.IntN(high-low)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
+			continue
 		}
 		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
 }
