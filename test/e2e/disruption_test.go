@@ -140,7 +140,12 @@ var _ = Describe("Pod deletion and node loss", Ordered, func() {
 			g.Expect(h.duplicated()).To(BeZero())
 		}).WithTimeout(grace + time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 		recollected := time.Since(start)
-		firstMove := tracker.Figures().FirstStray
+		// The tracker samples on its own clock: wait for it to have seen the move too.
+		var firstMove time.Time
+		Eventually(func() time.Time {
+			firstMove = tracker.Figures().FirstStray
+			return firstMove
+		}).WithTimeout(time.Second).WithPolling(50 * time.Millisecond).ShouldNot(BeZero())
 
 		By("adding a node: the replacement pods come back empty, nothing moves back")
 		Expect(cp.AddNodes(ctx, harness.NodeSpec{Name: "disruption-c", Labels: pool, Pods: 2})).To(Succeed())

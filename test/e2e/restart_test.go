@@ -92,16 +92,17 @@ var _ = Describe("Operator restart in the middle of a rebalance", Ordered, func(
 			Should(BeNumerically(">", attemptsBefore))
 		Consistently(func() holdings { return holdingsOf(fleet.Namespace) }).WithTimeout(3 * time.Second).Should(Equal(atKill))
 
-		fixed := time.Now()
-		collectors.AcceptConfig(fleet.Namespace, stuck)
-		expectConverged(fleet, targets, 5)
-		result.StuckSecondsToConverge = time.Since(fixed).Round(100 * time.Millisecond).Seconds()
 		for pod, n := range applyCounts(fleet, 4) {
 			// A pod pushed by the killed operator after its last status write is pushed the same
 			// configuration again: Cluster status is all a new process knows of what each pod acknowledged.
 			Expect(n-healthyApplies[pod]).To(BeNumerically("<=", 1), "pushes to %s after the restart", pod)
 			result.StuckPushesToHealthyPods += n - healthyApplies[pod]
 		}
+
+		fixed := time.Now()
+		collectors.AcceptConfig(fleet.Namespace, stuck)
+		expectConverged(fleet, targets, 5)
+		result.StuckSecondsToConverge = time.Since(fixed).Round(100 * time.Millisecond).Seconds()
 		Expect(targetStarts(fleet.Namespace, atKill)).To(Equal(startsAtKill), "a target on a healthy pod was restarted")
 		result.StuckReplicas = []int32{3, 5}
 		result.StuckRound = tracker.Stop()
