@@ -147,6 +147,24 @@ var _ = Describe("Cluster reconciler", func() {
 		Expect(f.collectors[0].ApplyCount()).To(BeNumerically(">=", 1))
 	})
 
+	It("pushes a restarted collector container its configuration again", func() {
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 6)
+		held := f.converged(6, 0)
+		Expect(held[1]).NotTo(BeEmpty())
+		f.restartContainer(1)
+		Eventually(func() []string { return f.collectors[1].Targets() }, 10*time.Second).Should(Equal(held[1]))
+		Eventually(func() int32 {
+			for _, c := range f.cluster().Status.Collectors {
+				if c.Pod == f.podName(1) {
+					return c.Restarts
+				}
+			}
+			return -1
+		}, 5*time.Second).Should(BeEquivalentTo(1))
+		Expect(f.holdings()[0]).To(Equal(held[0]), "the other pod is left alone")
+	})
+
 	It("rolls out an image change to the StatefulSet", func() {
 		f := newFleet(1, nil, "")
 		c := f.cluster()

@@ -12,6 +12,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/placement"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
 // podPush is what happened to one collector pod's configuration in this reconcile.
@@ -144,10 +145,12 @@ func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alph
 	for name := range cfg.Targets {
 		pp.targets[name] = true
 	}
-	if pp.status.UID == string(pp.pod.UID) && pp.status.ConfigHash == hash && pp.status.Error == "" {
+	restarts := containerRestarts(pp.pod)
+	if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == restarts && pp.status.ConfigHash == hash && pp.status.Error == "" {
 		return
 	}
-	if acked, ok := r.acked.Load(ackedKey(pp.pod)); ok && acked.(ackedConfig).hash == hash && acked.(ackedConfig).status.UID == string(pp.pod.UID) {
+	if acked, ok := r.acked.Load(ackedKey(pp.pod)); ok && acked.(ackedConfig).hash == hash &&
+		acked.(ackedConfig).status.UID == string(pp.pod.UID) && acked.(ackedConfig).status.Restarts == restarts {
 		// Acknowledged by an earlier reconcile whose status write the cache does not show yet.
 		pp.status = acked.(ackedConfig).status
 		pp.status.Ready = true
@@ -168,7 +171,7 @@ func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alph
 	now := metav1.NewTime(r.now())
 	pp.pushed = true
 	pp.status = operatorv1alpha1.CollectorStatus{
-		Pod: pp.pod.Name, UID: string(pp.pod.UID), Ready: true,
+		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: restarts, Ready: true,
 		Targets: int32(len(cfg.Targets)), ConfigHash: hash, LastApplied: &now,
 	}
 	r.acked.Store(ackedKey(pp.pod), ackedConfig{hash: hash, status: pp.status})
@@ -208,4 +211,15 @@ func without(names []string, drop string) []string {
 		}
 	}
 	return out
+}
+
+// containerRestarts is the collector container's restart count: each restart starts gNMIc with only its
+// bootstrap configuration.
+func containerRestarts(pod *corev1.Pod) int32 {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == workload.ContainerName {
+			return c.RestartCount
+		}
+	}
+	return 0
 }

@@ -151,6 +151,23 @@ func (f *fleet) addPod(ordinal int) {
 	f.setReady(ordinal, true)
 }
 
+// restartContainer replaces the pod's collector by a fresh one on the same address (a restarted container
+// keeps its pod, its IP and only its bootstrap configuration) and reports the restart in the pod's status.
+func (f *fleet) restartContainer(ordinal int) {
+	Expect(f.collectors[ordinal].Close()).To(Succeed())
+	col := fakecollector.New()
+	Expect(col.Start(net.JoinHostPort(f.ip(ordinal), strconv.Itoa(f.port)))).To(Succeed())
+	f.collectors[ordinal] = col
+	pod := f.pod(ordinal)
+	restarts := int32(1)
+	for _, c := range pod.Status.ContainerStatuses {
+		restarts = c.RestartCount + 1
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test",
+		Ready: true, RestartCount: restarts}}
+	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
+}
+
 func (f *fleet) setReady(ordinal int, ready bool) {
 	pod := &corev1.Pod{}
 	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(ordinal)}, pod)).To(Succeed())

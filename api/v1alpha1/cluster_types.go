@@ -276,6 +276,10 @@ type CollectorStatus struct {
 	// UID of the pod that acknowledged the configuration; a recreated pod has another UID and is pushed again.
 	// +optional
 	UID string `json:"uid,omitempty"`
+	// Restarts is the collector container's restart count when the pod acknowledged the configuration: a
+	// restarted container lost its configuration and is pushed again.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
 	// Ready is the pod's readiness when the status was written.
 	// +optional
 	Ready bool `json:"ready"`
