@@ -7,6 +7,10 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 )
 
 // holdings is what a namespace's fake collectors hold at one moment: target → the pods holding it.
@@ -45,6 +49,18 @@ func (h holdings) duplicated() int {
 		}
 	}
 	return n
+}
+
+// expectPlaced waits until every pod of the fleet is Ready, nothing is unassigned, and each of the targets
+// is on exactly one fake collector.
+func expectPlaced(f harness.Fleet, targets int) {
+	Eventually(func(g Gomega) {
+		s, err := f.Observe(ctx, cp, k8sClient, "")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(s.ReadyReplicas).To(Equal(f.Replicas))
+		g.Expect(s.Unassigned).To(BeZero())
+		g.Expect(holdingsOf(f.Namespace).placement()).To(HaveLen(targets))
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
 }
 
 // collectionFigures sum up what a collectionTracker saw.

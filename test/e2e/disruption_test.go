@@ -57,13 +57,7 @@ var _ = Describe("Pod deletion and node loss", Ordered, func() {
 			harness.NodeSpec{Name: "disruption-b", Labels: pool, Pods: 2})).To(Succeed())
 		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
 		Expect(fleet.AddTargets(ctx, k8sClient, 0, targets)).To(Succeed())
-		Eventually(func(g Gomega) {
-			s, err := fleet.Observe(ctx, cp, k8sClient, "")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(s.ReadyReplicas).To(Equal(fleet.Replicas))
-			g.Expect(s.Unassigned).To(BeZero())
-			g.Expect(holdingsOf(fleet.Namespace).placement()).To(HaveLen(targets))
-		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectPlaced(fleet, targets)
 	})
 
 	It("gives a deleted pod's targets back to its replacement, moving none", func() {

@@ -46,12 +46,7 @@ var _ = Describe("Operator restart in the middle of a rebalance", Ordered, func(
 	It("places 300 targets on 3 pods", func() {
 		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
 		Expect(fleet.AddTargets(ctx, k8sClient, 0, targets)).To(Succeed())
-		Eventually(func(g Gomega) {
-			s, err := fleet.Observe(ctx, cp, k8sClient, "")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(s.ReadyReplicas).To(Equal(fleet.Replicas))
-			g.Expect(holdingsOf(fleet.Namespace).placement()).To(HaveLen(targets))
-		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectPlaced(fleet, targets)
 		result = restartResult{Scenario: "operator-restart", Targets: targets}
 	})
 

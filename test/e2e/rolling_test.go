@@ -36,13 +36,7 @@ var _ = Describe("Rolling update of the collector image", Ordered, func() {
 	It("places 300 targets on 4 pods", func() {
 		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
 		Expect(fleet.AddTargets(ctx, k8sClient, 0, targets)).To(Succeed())
-		Eventually(func(g Gomega) {
-			s, err := fleet.Observe(ctx, cp, k8sClient, "")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(s.ReadyReplicas).To(Equal(fleet.Replicas))
-			g.Expect(s.Unassigned).To(BeZero())
-			g.Expect(holdingsOf(fleet.Namespace).placement()).To(HaveLen(targets))
-		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectPlaced(fleet, targets)
 	})
 
 	It("replaces every pod one at a time; each target ends on its original pod and at most one pod's targets are ever uncollected", func() {
