@@ -145,12 +145,10 @@ func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alph
 	for name := range cfg.Targets {
 		pp.targets[name] = true
 	}
-	restarts := containerRestarts(pp.pod)
-	if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == restarts && pp.status.ConfigHash == hash && pp.status.Error == "" {
+	if acknowledged(pp.status, pp.pod, hash) && pp.status.Error == "" {
 		return
 	}
-	if acked, ok := r.acked.Load(ackedKey(pp.pod)); ok && acked.(ackedConfig).hash == hash &&
-		acked.(ackedConfig).status.UID == string(pp.pod.UID) && acked.(ackedConfig).status.Restarts == restarts {
+	if acked, ok := r.acked.Load(ackedKey(pp.pod)); ok && acknowledged(acked.(ackedConfig).status, pp.pod, hash) {
 		// Acknowledged by an earlier reconcile whose status write the cache does not show yet.
 		pp.status = acked.(ackedConfig).status
 		pp.status.Ready = true
@@ -171,7 +169,7 @@ func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alph
 	now := metav1.NewTime(r.now())
 	pp.pushed = true
 	pp.status = operatorv1alpha1.CollectorStatus{
-		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: restarts, Ready: true,
+		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: containerRestarts(pp.pod), Ready: true,
 		Targets: int32(len(cfg.Targets)), ConfigHash: hash, LastApplied: &now,
 	}
 	r.acked.Store(ackedKey(pp.pod), ackedConfig{hash: hash, status: pp.status})
@@ -211,6 +209,12 @@ func without(names []string, drop string) []string {
 		}
 	}
 	return out
+}
+
+// acknowledged tells whether st records that this very collector — the pod (UID) and its container (restart
+// count) — acknowledged the configuration hash.
+func acknowledged(st operatorv1alpha1.CollectorStatus, pod *corev1.Pod, hash string) bool {
+	return st.UID == string(pod.UID) && st.Restarts == containerRestarts(pod) && st.ConfigHash == hash
 }
 
 // containerRestarts is the collector container's restart count: each restart starts gNMIc with only its

@@ -101,12 +101,4 @@ var _ = Describe("Burst: targets beyond the fleet's capacity", Ordered, func() {
 })
 
 // collectedTargets counts the distinct targets the namespace's fake collectors hold.
-func collectedTargets(namespace string) int {
-	seen := map[string]bool{}
-	for _, targets := range collectors.Targets(namespace) {
-		for _, t := range targets {
-			seen[t] = true
-		}
-	}
-	return len(seen)
-}
+func collectedTargets(namespace string) int { return len(holdingsOf(namespace)) }

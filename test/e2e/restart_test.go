@@ -3,6 +3,7 @@
 package e2e_test
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -122,8 +123,8 @@ var _ = Describe("Operator restart in the middle of a rebalance", Ordered, func(
 		expectConverged(fleet, targets, 6)
 		result.AbruptSecondsToConverge = time.Since(killed).Round(100 * time.Millisecond).Seconds()
 		converged := holdingsOf(fleet.Namespace).placement()
-		result.AbruptMidRebalanceAtKill = len(atKill) != targets || !equalPlacement(atKill.placement(), converged)
-		Expect(equalPlacement(before, converged)).To(BeFalse(), "scaling out must have moved targets")
+		result.AbruptMidRebalanceAtKill = len(atKill) != targets || !maps.Equal(atKill.placement(), converged)
+		Expect(maps.Equal(before, converged)).To(BeFalse(), "scaling out must have moved targets")
 		result.AbruptReplicas = []int32{5, 6}
 		result.AbruptRound = tracker.Stop()
 		writeResult("operator-restart", result)
@@ -200,16 +201,4 @@ func expectConverged(f harness.Fleet, targets int, replicas int32) {
 		g.Expect(c.Status.UnassignedTargets).To(BeZero())
 		g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, operatorv1alpha1.ConditionConfigApplied)).To(BeTrue())
 	}).WithTimeout(2 * time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
-}
-
-func equalPlacement(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
