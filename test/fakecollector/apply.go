@@ -9,8 +9,9 @@ import (
 )
 
 // handleApply serves POST /api/v1/config/apply. It answers as soon as the
-// configuration is stored: targets start afterwards (at once, or after the
-// start delay).
+// configuration is stored: the 200 means "stored", not "acted on". Targets
+// change within the apply and start at once or after the start delay, or,
+// with a change queue, when the worker gets to them.
 func (c *Collector) handleApply(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -43,7 +44,8 @@ func (c *Collector) handleApply(w http.ResponseWriter, r *http.Request) {
 }
 
 // commit makes req the collector's configuration: deletes first, then sets,
-// kind by kind in gNMIc's order, then the target side effects.
+// kind by kind in gNMIc's order. Each target removed, added or changed
+// raises one target change, in that order; an unchanged value raises none.
 func (c *Collector) commit(req *applyRequest) Changes {
 	byKind := make(map[string]*KindChanges)
 	for _, kind := range deleteOrder {
@@ -58,7 +60,7 @@ func (c *Collector) commit(req *applyRequest) Changes {
 			c.publish(storeConfig, kind, name, eventDelete, old)
 			if kind == kindTargets {
 				c.count(name).Removed++
-				c.removeTarget(name)
+				c.targetChanged(targetChange{name: name})
 			}
 		}
 	}
@@ -70,7 +72,7 @@ func (c *Collector) commit(req *applyRequest) Changes {
 			if exists && reflect.DeepEqual(old, sent) {
 				continue
 			}
-			c.store(kind, name, sent, exists)
+			stored := c.store(kind, name, sent, exists)
 			if exists {
 				byKind[kind].Changed = append(byKind[kind].Changed, name)
 			} else {
@@ -79,8 +81,11 @@ func (c *Collector) commit(req *applyRequest) Changes {
 			if kind == kindSubscriptions && exists {
 				c.restartSubscription(name)
 			}
-			if kind == kindTargets && c.applyTarget(name, old, sent, exists) {
-				reconnected = append(reconnected, name)
+			if kind == kindTargets {
+				if c.classifyTarget(name, old, sent, exists) {
+					reconnected = append(reconnected, name)
+				}
+				c.targetChanged(targetChange{name: name, config: deepCopy(stored).(map[string]any)})
 			}
 		}
 	}
@@ -91,7 +96,7 @@ func (c *Collector) commit(req *applyRequest) Changes {
 // store keeps an object the way gNMIc ends up holding it: named after its key.
 // An object sent without that name therefore differs from the stored one on
 // the next identical apply, which then counts as a change.
-func (c *Collector) store(kind, name string, sent map[string]any, exists bool) {
+func (c *Collector) store(kind, name string, sent map[string]any, exists bool) map[string]any {
 	stored := deepCopy(sent).(map[string]any)
 	stored["name"] = name
 	if c.objects[kind] == nil {
@@ -103,16 +108,16 @@ func (c *Collector) store(kind, name string, sent map[string]any, exists bool) {
 		event = eventUpdate
 	}
 	c.publish(storeConfig, kind, name, event, stored)
+	return stored
 }
 
-// applyTarget starts a new target, reconnects one whose connection changed
-// and updates the others in place (a failed target stays failed). It reports
-// whether the target reconnected.
-func (c *Collector) applyTarget(name string, old, sent map[string]any, exists bool) bool {
+// classifyTarget counts what the apply does to a target's configuration and
+// reports whether the change is one that reconnects it (a connection field
+// changed).
+func (c *Collector) classifyTarget(name string, old, sent map[string]any, exists bool) bool {
 	counts := c.count(name)
 	if !exists {
 		counts.Added++
-		c.addTarget(name)
 		return false
 	}
 	counts.Changed++
@@ -120,7 +125,6 @@ func (c *Collector) applyTarget(name string, old, sent map[string]any, exists bo
 		return false
 	}
 	counts.Reconnected++
-	c.startTarget(name)
 	return true
 }
 

@@ -58,6 +58,7 @@ func TestApplyClassifiesTargetChanges(t *testing.T) {
 		{"new address reconnects", good("r1", "10.0.0.9:57400") + `,"subscriptions":["sub1"]`, true, true},
 		{"new password reconnects", base + `,"password":"new"`, true, true},
 		{"new timeout reconnects", `"name":"r1","address":"10.0.0.1:57400","timeout":"20s","retry-timer":"10s","insecure":true,"subscriptions":["sub1"]`, true, true},
+		{"new grpc keepalive reconnects", base + `,"grpc-keepalive":{"time":"10s"}`, true, true},
 		{"new tags apply in place", base + `,"tags":["edge"]`, true, false},
 		{"new outputs apply in place", base + `,"outputs":["o1"]`, true, false},
 		{"new subscription list applies in place", good("r1", "10.0.0.1:57400"), true, false},

@@ -18,6 +18,9 @@ type Collector struct {
 	tlsConfig  *tls.Config
 	handler    http.Handler
 	done       chan struct{}
+	// queue is nil when target changes are acted on within the apply. It is
+	// set once by New; what it holds is guarded by mu.
+	queue *changeQueue
 
 	// mu guards everything below. It is held for a whole apply, which
 	// serialises applies as gNMIc does.
@@ -32,6 +35,7 @@ type Collector struct {
 	failNext     map[string]string
 	devicesDown  map[string]string
 	connOverride map[string]string
+	blackholes   map[string]time.Duration
 	applyFailure *applyFailure
 	subscribers  map[*subscriber]struct{}
 	server       *http.Server
@@ -75,12 +79,17 @@ func New(opts ...Option) *Collector {
 		failNext:     make(map[string]string),
 		devicesDown:  make(map[string]string),
 		connOverride: make(map[string]string),
+		blackholes:   make(map[string]time.Duration),
 		subscribers:  make(map[*subscriber]struct{}),
 	}
 	for _, opt := range opts {
 		opt(c)
 	}
 	c.handler = c.routes()
+	if c.queue != nil {
+		c.queue.init(&c.mu)
+		go c.work()
+	}
 	return c
 }
 
@@ -128,8 +137,8 @@ func (c *Collector) URL() string {
 	return c.url
 }
 
-// Close stops serving, ends event streams and pending target starts. It is
-// idempotent.
+// Close stops serving, ends event streams, pending target starts and the
+// change queue's worker. It is idempotent.
 func (c *Collector) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -138,6 +147,9 @@ func (c *Collector) Close() error {
 	}
 	c.closed = true
 	close(c.done)
+	if c.queue != nil {
+		c.queue.wake.Broadcast()
+	}
 	for _, t := range c.targets {
 		t.cancelPending()
 	}

@@ -5,18 +5,33 @@
 // The model: a Collector holds the configuration objects of the last accepted
 // POST /api/v1/config/apply (targets, subscriptions, outputs, inputs,
 // processors, tunnel-target-matches), decoded loosely from JSON the way gNMIc
-// decodes them, so that malformed bodies, wrong types and unnamed objects are
-// seen as the real collector sees them. Every accepted apply is declarative:
-// objects absent from the body are removed, deletes run before sets, and the
-// fake records what the apply added, removed, changed and reconnected. Each
-// configured target has a runtime state that moves starting -> running with
-// connection READY and its subscriptions running (collecting), or to failed,
-// where it stays until it is re-enabled, exactly like gNMIc. State changes are
-// published as Server-Sent Events and as Prometheus gauges.
+// decodes them, so that malformed bodies, wrong types, unnamed objects, a
+// subscription's history (which gNMIc cannot decode) and a target's
+// grpc-keepalive are seen as the real collector sees them. Every accepted
+// apply is declarative: objects absent from the body are removed, deletes run
+// before sets, and the fake records what the apply added, removed, changed
+// and reconnected. The configuration shows at once in the config endpoints
+// (GET /api/v1/config...) and the config event stream.
+//
+// Each target added, removed or changed by an apply raises one target change
+// (an unchanged value raises none), which the runtime side acts on: it
+// starts, stops, reconnects or updates a target in place, and keeps the
+// configuration it acted on as the config the target runs. A running target
+// moves starting -> running with connection READY and its subscriptions
+// running (collecting), or to failed, where it stays until it is re-enabled,
+// exactly like gNMIc. By default target changes are acted on within the
+// apply. WithChangeQueue (or Realistic, the measured limits) models gNMIc's
+// config watcher instead: the apply is answered once stored, its target
+// changes wait in a bounded queue that one worker works off one at a time,
+// and changes that overflow the queue are dropped silently, so a target can
+// be configured and never run, or removed and still collecting. Subscription
+// changes are always acted on within the apply. Runtime states are published
+// as Server-Sent Events and as Prometheus gauges.
 //
 // Tests drive the fake through its HTTP API and steer it with injection
-// methods (FailStart, DeviceDown, FailApply, SetConnectionState), then inspect
-// it (Targets, TargetStatus, Applied, Counts, Requests). It serves plain HTTP
-// or TLS (WithTLS; NewPKI makes throwaway certificates) on any address, or
-// in-process through Handler. All methods are safe for concurrent use.
+// methods (FailStart, DeviceDown, Blackhole, FailApply, SetConnectionState),
+// then inspect it (Targets, ConfiguredTargets, TargetStatus, Applied, Counts,
+// Requests, Dropped, Pending, WaitIdle). It serves plain HTTP or TLS (WithTLS;
+// NewPKI makes throwaway certificates) on any address, or in-process through
+// Handler. All methods are safe for concurrent use.
 package fakecollector

@@ -122,3 +122,32 @@ func TestConnectionStateOverrideStopsCollectingUntilCleared(t *testing.T) {
 		t.Fatalf("status = %+v, want collecting again", s)
 	}
 }
+
+func TestEnablingAnswers200EvenWhenTheStartFailsAgainAtOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+	}{
+		{"acting within the apply", nil},
+		{"with the change queue", []Option{Realistic()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := StartForTest(t, tt.opts...)
+			c.DeviceDown("r1", "no route to host")
+			mustApply(t, c, config(map[string]string{"r1": good("r1", "a:1")}))
+			waitIdle(t, c)
+
+			a := call(t, http.MethodPost, c.URL()+"/api/v1/targets/r1/state/enabled", "")
+			if a.status != http.StatusOK || a.body != "" {
+				t.Fatalf("enable: %d %q, want 200 with no body although the start fails", a.status, a.body)
+			}
+			if s := status(t, c, "r1"); s.State != StateFailed || s.FailedReason != "no route to host" {
+				t.Fatalf("after enable: %+v, want failed again; only the state tells", s)
+			}
+			if got := c.Counts("r1").Starts; got != 2 {
+				t.Fatalf("starts = %d, want the apply's and the enable's", got)
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package fakecollector
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // applyFailure is an injected answer to every apply.
 type applyFailure struct {
@@ -76,10 +79,35 @@ func (c *Collector) refreshConnection(name string) {
 	if !ok {
 		return
 	}
-	state := c.connectionState(name, t.status.State)
+	state := c.connectionState(name, t)
 	if state == t.status.ConnectionState {
 		return
 	}
 	t.status.ConnectionState = state
 	c.touch(name, t)
+}
+
+// Blackhole makes the named target's device accept TCP and never complete
+// the gRPC handshake, from its next start on, until ClearBlackhole. Such a
+// start shows the target starting (connection CONNECTING, subscriptions
+// stopped) for d, then failed with BlackholeReason, connection
+// TRANSIENT_FAILURE and subscriptions stopped, where it stays like any
+// failed start. gNMIc's own d is gRPC's connect timeout, about 20 s.
+//
+// With a change queue, the worker is busy with that start for d, so every
+// later queued change, deletes included, waits behind it. Without one, only
+// the target itself is affected.
+func (c *Collector) Blackhole(name string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.blackholes[name] = d
+}
+
+// ClearBlackhole lets starts of the named target succeed again. A start
+// already under way still fails, and a failed target stays failed until it
+// is re-enabled.
+func (c *Collector) ClearBlackhole(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.blackholes, name)
 }

@@ -24,10 +24,12 @@ type Snapshot struct {
 // TargetNames lists the snapshot's targets, sorted.
 func (s Snapshot) TargetNames() []string { return sortedKeys(s.Targets) }
 
-// Changes is what an apply did to the collector, per kind. A target is
-// Changed when any of its fields changed, and also Reconnected when a
-// connection field changed; a changed subscription restarts on every target
-// that runs it. Identical objects are untouched and appear nowhere.
+// Changes is what an apply did to the collector's configuration, per kind.
+// A target is Changed when any of its fields changed, and also Reconnected
+// when a connection field changed; a changed subscription restarts on every
+// target that runs it. Identical objects are untouched and appear nowhere.
+// With a change queue the targets' runtime follows later, or not at all for
+// changes the queue dropped.
 type Changes struct {
 	Targets             KindChanges
 	Subscriptions       KindChanges
@@ -63,9 +65,10 @@ func (c Changes) Empty() bool {
 
 // TargetCounts counts what happened to one target name over the collector's
 // life, across deletions: how often applies added, removed, changed and
-// reconnected it, how often it was started (by an apply, a reconnect or a
-// re-enable) and how often one of its subscriptions was restarted because the
-// subscription changed.
+// reconnected it in the configuration, how often it was actually started (by
+// an apply, a reconnect or a re-enable, when acted on), how often one of its
+// subscriptions was restarted because the subscription changed, and how many
+// of its changes the change queue dropped.
 type TargetCounts struct {
 	Added                int
 	Removed              int
@@ -73,6 +76,7 @@ type TargetCounts struct {
 	Reconnected          int
 	Starts               int
 	SubscriptionRestarts int
+	Dropped              int
 }
 
 func newSnapshot(raw map[string]map[string]map[string]any) Snapshot {

@@ -14,7 +14,10 @@ import (
 // only, instead of method patterns.
 func (c *Collector) routes() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/config", only(http.MethodGet, c.handleConfig))
 	mux.HandleFunc("/api/v1/config/apply", only(http.MethodPost, c.handleApply))
+	mux.HandleFunc("/api/v1/config/{kind}", only(http.MethodGet, c.handleConfigKind))
+	mux.HandleFunc("/api/v1/config/{kind}/{name}", only(http.MethodGet, c.handleConfigObject))
 	mux.HandleFunc("/api/v1/config/targets/{name}/state", only(http.MethodPost, c.handleConfigTargetState))
 	mux.HandleFunc("/api/v1/targets", only(http.MethodGet, c.handleTargets))
 	mux.HandleFunc("/api/v1/targets/{name}", only(http.MethodGet, c.handleTarget))

@@ -18,8 +18,9 @@ const (
 	uintField
 	listField
 	stringMapField
-	objectField
 	subscriptionListField
+	keepaliveField
+	historyField
 )
 
 // schema maps the keys gNMIc knows for a kind to their types. A nil schema
@@ -34,7 +35,7 @@ var targetSchema = schema{
 	"tls-max-version": textField, "tls-version": textField, "cipher-suites": listField,
 	"encoding": textField, "gzip": boolField, "proxy": textField, "subscriptions": listField,
 	"outputs": listField, "tags": listField, "event-tags": stringMapField, "metadata": stringMapField,
-	"buffer-size": uintField, "tcp-keepalive": durationField, "grpc-keepalive": objectField,
+	"buffer-size": uintField, "tcp-keepalive": durationField, "grpc-keepalive": keepaliveField,
 	"proto-files": listField, "proto-dirs": listField, "log-tls-secret": boolField,
 }
 
@@ -43,7 +44,7 @@ var subscriptionSchema = schema{
 	"set-target": boolField, "paths": listField, "mode": textField, "stream-mode": textField,
 	"encoding": textField, "qos": uintField, "sample-interval": durationField,
 	"heartbeat-interval": durationField, "suppress-redundant": boolField, "updates-only": boolField,
-	"history": objectField, "stream-subscriptions": subscriptionListField, "outputs": listField,
+	"history": historyField, "stream-subscriptions": subscriptionListField, "outputs": listField,
 	"depth": uintField,
 }
 
@@ -96,11 +97,6 @@ func (ft fieldType) decode(path string, v any) (any, error) {
 		return decodeList(path, v)
 	case stringMapField:
 		return decodeStringMap(path, v)
-	case objectField:
-		if m, ok := v.(map[string]any); ok {
-			return deepCopy(m), nil
-		}
-		return nil, mismatch("map")
 	case subscriptionListField:
 		items, ok := v.([]any)
 		if !ok {
@@ -119,6 +115,10 @@ func (ft fieldType) decode(path string, v any) (any, error) {
 			out[i] = sub
 		}
 		return out, nil
+	case keepaliveField:
+		return decodeKeepalive(path, v)
+	case historyField:
+		return decodeHistory(path, v)
 	}
 	return nil, fmt.Errorf("'%s': unknown field type", path)
 }

@@ -15,14 +15,21 @@ type targetView struct {
 // maskedFields are hidden in the config that GET /api/v1/targets returns.
 var maskedFields = []string{"password", "token"}
 
+// view shows a target as it runs: its config is the one last acted on,
+// which a queued or dropped change has not replaced.
 func (c *Collector) view(name string) targetView {
-	config := deepCopy(c.objects[kindTargets][name]).(map[string]any)
+	t := c.targets[name]
+	return targetView{Name: name, Config: masked(t.config), State: t.status.clone()}
+}
+
+func masked(target map[string]any) map[string]any {
+	config := deepCopy(target).(map[string]any)
 	for _, f := range maskedFields {
 		if _, ok := config[f]; ok {
 			config[f] = "****"
 		}
 	}
-	return targetView{Name: name, Config: config, State: c.targets[name].status.clone()}
+	return config
 }
 
 // handleTargets serves GET /api/v1/targets.
@@ -75,9 +82,11 @@ func (c *Collector) handleConfigTargetState(w http.ResponseWriter, r *http.Reque
 	c.setIntendedState(w, r.PathValue("name"), body.State)
 }
 
-// setIntendedState enables (starts) or disables (stops) a target. Enabling a
-// running or starting target, or disabling a stopped one, changes nothing and
-// answers 400 "target state not changed". Other states are accepted and
+// setIntendedState enables (starts) or disables (stops) a target, at once:
+// it does not go through the change queue. Enabling a running or starting
+// target, or disabling a stopped one, changes nothing and answers 400
+// "target state not changed". An enable answers 200 even when the start
+// fails again at once; only the state says so. Other states are accepted and
 // ignored, as gNMIc does.
 func (c *Collector) setIntendedState(w http.ResponseWriter, name, state string) {
 	c.mu.Lock()

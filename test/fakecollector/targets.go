@@ -5,74 +5,73 @@ import (
 	"time"
 )
 
-// Target states, intended states, connection and subscription states, as
-// gNMIc reports them.
-const (
-	StateStarting = "starting"
-	StateRunning  = "running"
-	StateFailed   = "failed"
-	StateStopping = "stopping"
-	StateStopped  = "stopped"
-
-	IntendedEnabled  = "enabled"
-	IntendedDisabled = "disabled"
-
-	ConnectionConnecting       = "CONNECTING"
-	ConnectionReady            = "READY"
-	ConnectionTransientFailure = "TRANSIENT_FAILURE"
-
-	SubscriptionRunning = "running"
-	SubscriptionStopped = "stopped"
-)
-
-// TargetStatus is the runtime state of a target: the "state" of
-// GET /api/v1/targets and the object of target state events.
-type TargetStatus struct {
-	IntendedState   string            `json:"intended-state"`
-	State           string            `json:"state"`
-	FailedReason    string            `json:"failed-reason,omitempty"`
-	LastUpdated     time.Time         `json:"last-updated"`
-	ConnectionState string            `json:"connection-state,omitempty"`
-	Subscriptions   map[string]string `json:"subscriptions,omitempty"`
-}
-
-// Collecting reports whether the target delivers telemetry: connection READY
-// and at least one subscription, all running.
-func (s TargetStatus) Collecting() bool {
-	if s.ConnectionState != ConnectionReady || len(s.Subscriptions) == 0 {
-		return false
-	}
-	for _, state := range s.Subscriptions {
-		if state != SubscriptionRunning {
-			return false
-		}
-	}
-	return true
-}
-
-// target is the runtime side of a configured target.
+// target is the runtime side of a target: what the collector runs, which
+// follows the configuration only when a change is acted on.
 type target struct {
 	status    TargetStatus
 	announced bool
+	// config is the configuration last acted on for the target: what it
+	// runs, and the "config" of GET /api/v1/targets. A change not acted on
+	// yet, or dropped, does not show in it.
+	config map[string]any
 	// subscribed is whether its subscriptions run (the target started).
 	subscribed bool
-	// generation invalidates a pending delayed start.
+	// unreachable is whether its last start timed out on a device that
+	// never completed the handshake.
+	unreachable bool
+	// generation invalidates a pending delayed completion of a start.
 	generation int
 	timer      *time.Timer
+	finish     func()
 }
 
 func (t *target) cancelPending() {
 	t.generation++
 	if t.timer != nil {
 		t.timer.Stop()
-		t.timer = nil
+		t.timer, t.finish = nil, nil
 	}
 }
 
-func (c *Collector) addTarget(name string) {
-	c.targets[name] = &target{status: TargetStatus{IntendedState: IntendedEnabled}}
+// started is what a start left pending: held is how long it holds the
+// change queue (the blackhole time, 0 for any other start), generation
+// identifies the start.
+type started struct {
+	held       time.Duration
+	generation int
+}
+
+// act makes the runtime follow one target change, as gNMIc's targets manager
+// does on a config event: a removal stops and forgets the target; a set
+// creates and starts a target it does not run (also when its add was
+// dropped earlier), ignores a config equal to the running one, reconnects on
+// a changed connection field and updates the rest in place (a failed target
+// stays failed).
+func (c *Collector) act(change targetChange) started {
+	if change.config == nil {
+		c.removeTarget(change.name)
+		return started{}
+	}
+	t, ok := c.targets[change.name]
+	if !ok {
+		return c.addTarget(change.name, change.config)
+	}
+	if reflect.DeepEqual(t.config, change.config) {
+		return started{}
+	}
+	reconnect := !reflect.DeepEqual(connectionSpec(t.config), connectionSpec(change.config))
+	t.config = change.config
+	if reconnect {
+		return c.startTarget(change.name)
+	}
+	c.refreshSubscriptionsOf(change.name, t)
+	return started{}
+}
+
+func (c *Collector) addTarget(name string, config map[string]any) started {
+	c.targets[name] = &target{status: TargetStatus{IntendedState: IntendedEnabled}, config: config}
 	c.metricNames[name] = true
-	c.startTarget(name)
+	return c.startTarget(name)
 }
 
 func (c *Collector) removeTarget(name string) {
@@ -85,32 +84,68 @@ func (c *Collector) removeTarget(name string) {
 	c.publish(storeState, kindTargets, name, eventDelete, t.status.clone())
 }
 
+// BlackholeReason is the failed-reason of a blackholed target once its start
+// gave up: gRPC's connect attempt timed out and the Capabilities request
+// that gNMIc sends first failed with it.
+const BlackholeReason = `rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: context deadline exceeded"`
+
 // startTarget (re)starts a target, as an apply, a reconnect or an enable
-// does. A start that fails leaves the target failed: nothing retries it.
-func (c *Collector) startTarget(name string) {
+// does. A start that fails leaves the target failed: nothing retries it. A
+// blackholed target stays starting for its blackhole time, then fails.
+func (c *Collector) startTarget(name string) started {
 	t := c.targets[name]
 	t.cancelPending()
 	c.count(name).Starts++
 	t.status.IntendedState = IntendedEnabled
+	t.unreachable = false
 	c.setState(name, t, StateStarting, "", false)
-	if reason := c.startFailure(name); reason != "" {
+	if reason := c.startFailure(name, t); reason != "" {
 		c.setState(name, t, StateFailed, reason, false)
-		return
+		return started{}
+	}
+	if d, ok := c.blackholes[name]; ok {
+		c.later(name, t, d, func() {
+			t.unreachable = true
+			c.setState(name, t, StateFailed, BlackholeReason, false)
+		})
+		return started{held: d, generation: t.generation}
 	}
 	if c.startDelay <= 0 {
 		c.setState(name, t, StateRunning, "", true)
-		return
+		return started{}
 	}
+	c.later(name, t, c.startDelay, func() { c.setState(name, t, StateRunning, "", true) })
+	return started{}
+}
+
+// later completes a start after d, unless the target restarts, is removed
+// or the collector closes first.
+func (c *Collector) later(name string, t *target, d time.Duration, finish func()) {
 	generation := t.generation
-	t.timer = time.AfterFunc(c.startDelay, func() {
+	t.finish = finish
+	t.timer = time.AfterFunc(d, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed || c.targets[name] != t || t.generation != generation {
 			return
 		}
-		t.timer = nil
-		c.setState(name, t, StateRunning, "", true)
+		t.timer, t.finish = nil, nil
+		finish()
 	})
+}
+
+// settle completes now the pending start the worker waited for, so that it
+// is finished before the next change is acted on, whichever of the timer and
+// the worker gets the lock first: cancelling makes a timer that already
+// fired do nothing.
+func (c *Collector) settle(name string, generation int) {
+	t := c.targets[name]
+	if t == nil || t.generation != generation || t.finish == nil {
+		return
+	}
+	finish := t.finish
+	t.cancelPending()
+	finish()
 }
 
 func (c *Collector) stopTarget(name string, t *target) {
@@ -119,9 +154,10 @@ func (c *Collector) stopTarget(name string, t *target) {
 	c.setState(name, t, StateStopped, "", false)
 }
 
-// startFailure says why a start fails, or "" when it succeeds.
-func (c *Collector) startFailure(name string) string {
-	cfg := c.objects[kindTargets][name]
+// startFailure says why a start of the config the target runs fails, or ""
+// when it succeeds.
+func (c *Collector) startFailure(name string, t *target) string {
+	cfg := t.config
 	if timeout, _ := cfg["timeout"].(int64); timeout <= 0 {
 		return "failed to create gNMI client: context deadline exceeded (no timeout: dialed with a zero timeout)"
 	}
@@ -138,97 +174,4 @@ func (c *Collector) startFailure(name string) string {
 		return reason
 	}
 	return ""
-}
-
-// setState moves a target to state and publishes the change.
-func (c *Collector) setState(name string, t *target, state, reason string, subscribed bool) {
-	t.subscribed = subscribed
-	t.status.State = state
-	t.status.FailedReason = reason
-	t.status.ConnectionState = c.connectionState(name, state)
-	t.status.Subscriptions = c.subscriptionStates(name, subscribed)
-	c.touch(name, t)
-}
-
-// touch stamps and publishes the target's status.
-func (c *Collector) touch(name string, t *target) {
-	t.status.LastUpdated = time.Now().UTC()
-	event := eventUpdate
-	if !t.announced {
-		event, t.announced = eventCreate, true
-	}
-	c.publish(storeState, kindTargets, name, event, t.status.clone())
-}
-
-// connectionState is the injected override, or what gNMIc reports in state.
-func (c *Collector) connectionState(name, state string) string {
-	if override, ok := c.connOverride[name]; ok {
-		return override
-	}
-	switch state {
-	case StateRunning:
-		return ConnectionReady
-	case StateStarting:
-		return ConnectionConnecting
-	}
-	return ""
-}
-
-// subscriptionStates lists the subscriptions a target runs: those it names,
-// or all of them when it names none; unknown names are skipped as gNMIc does.
-func (c *Collector) subscriptionStates(name string, running bool) map[string]string {
-	subs := c.objects[kindSubscriptions]
-	names, _ := c.objects[kindTargets][name]["subscriptions"].([]string)
-	if len(names) == 0 {
-		names = sortedKeys(subs)
-	}
-	states := make(map[string]string, len(names))
-	for _, sub := range names {
-		if _, ok := subs[sub]; !ok {
-			continue
-		}
-		states[sub] = SubscriptionStopped
-		if running {
-			states[sub] = SubscriptionRunning
-		}
-	}
-	if len(states) == 0 {
-		return nil
-	}
-	return states
-}
-
-// refreshSubscriptions follows subscription and target-list changes on every
-// target, in place: a failed target stays failed.
-func (c *Collector) refreshSubscriptions() {
-	for _, name := range sortedKeys(c.targets) {
-		t := c.targets[name]
-		states := c.subscriptionStates(name, t.subscribed)
-		if reflect.DeepEqual(states, t.status.Subscriptions) {
-			continue
-		}
-		t.status.Subscriptions = states
-		c.touch(name, t)
-	}
-}
-
-// restartSubscription counts the restart of a changed subscription on every
-// target that runs it.
-func (c *Collector) restartSubscription(sub string) {
-	for name, t := range c.targets {
-		if _, runs := t.status.Subscriptions[sub]; runs {
-			c.count(name).SubscriptionRestarts++
-		}
-	}
-}
-
-func (s TargetStatus) clone() TargetStatus {
-	if s.Subscriptions != nil {
-		subs := make(map[string]string, len(s.Subscriptions))
-		for k, v := range s.Subscriptions {
-			subs[k] = v
-		}
-		s.Subscriptions = subs
-	}
-	return s
 }

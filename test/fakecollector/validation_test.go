@@ -27,6 +27,14 @@ func TestApplyRejectsInvalidBodiesWith400AndKeepsThePreviousConfig(t *testing.T)
 		{"target without any subscription", `{"targets":{"r1":{` + target + `}}}`, "if targets are provided, at least one subscription is required"},
 		{"input without an output", `{"inputs":{"i1":{"type":"nats"}}}`, "if inputs are provided, at least one output is required"},
 		{"output not an object", `{"outputs":{"o1":true}}`, "'outputs[o1]': expected a map"},
+		{"grpc keepalive not an object", config(map[string]string{"r1": target + `,"grpc-keepalive":"10s"`}),
+			"'targets[r1].grpc-keepalive' expected a map, got 'string'"},
+		{"grpc keepalive time as a bool", config(map[string]string{"r1": target + `,"grpc-keepalive":{"time":true}`}),
+			"'targets[r1].grpc-keepalive.time' expected type 'time.Duration'"},
+		{"grpc keepalive timeout that does not parse", config(map[string]string{"r1": target + `,"grpc-keepalive":{"timeout":"soon"}`}),
+			"'targets[r1].grpc-keepalive.timeout'"},
+		{"grpc keepalive permit-without-stream as a string", config(map[string]string{"r1": target + `,"grpc-keepalive":{"permit-without-stream":"yes"}`}),
+			"'targets[r1].grpc-keepalive.permit-without-stream' expected type 'bool'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

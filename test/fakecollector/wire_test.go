@@ -2,7 +2,9 @@ package fakecollector
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -112,4 +114,59 @@ func config(targets map[string]string) string {
 // good is a target body the real collector would start.
 func good(name, address string) string {
 	return `"name":"` + name + `","address":"` + address + `","timeout":"10s","retry-timer":"10s","insecure":true`
+}
+
+// numbered returns n good targets named prefix000, prefix001, ...
+func numbered(prefix string, n int) map[string]string {
+	targets := make(map[string]string, n)
+	for i := range n {
+		name := fmt.Sprintf("%s%03d", prefix, i)
+		targets[name] = good(name, fmt.Sprintf("10.0.%d.%d:57400", i/250, i%250))
+	}
+	return targets
+}
+
+// union merges target maps; later ones win.
+func union(sets ...map[string]string) map[string]string {
+	out := make(map[string]string)
+	for _, set := range sets {
+		for name, body := range set {
+			out[name] = body
+		}
+	}
+	return out
+}
+
+// running lists GET /api/v1/targets by name.
+func running(t *testing.T, c *Collector) map[string]targetView {
+	t.Helper()
+	views := targetViews(t, call(t, http.MethodGet, c.URL()+"/api/v1/targets", ""))
+	out := make(map[string]targetView, len(views))
+	for _, v := range views {
+		out[v.Name] = v
+	}
+	return out
+}
+
+// configured decodes GET /api/v1/config/targets.
+func configured(t *testing.T, c *Collector) map[string]map[string]any {
+	t.Helper()
+	a := call(t, http.MethodGet, c.URL()+"/api/v1/config/targets", "")
+	var objects map[string]map[string]any
+	if a.status != http.StatusOK {
+		t.Fatalf("GET /api/v1/config/targets: %d %s", a.status, a.body)
+	}
+	if err := json.Unmarshal([]byte(a.body), &objects); err != nil {
+		t.Fatalf("config targets body %q: %v", a.body, err)
+	}
+	return objects
+}
+
+func waitIdle(t *testing.T, c *Collector) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
