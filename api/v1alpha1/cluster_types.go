@@ -73,7 +73,8 @@ type ClusterSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
-	// ServiceAccountName the collector pods run as. Empty uses the namespace's default ServiceAccount.
+	// ServiceAccountName the collector pods run as. Empty uses the namespace's default ServiceAccount. Its API
+	// token is not mounted: the collector never calls the Kubernetes API.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service Account",xDescriptors={"urn:alm:descriptor:io.kubernetes:ServiceAccount","urn:alm:descriptor:com.tectonic.ui:advanced"}
@@ -195,6 +196,7 @@ type ClusterStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// ReadyReplicas is the number of ready collector pods.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Ready Collector Pods",xDescriptors="urn:alm:descriptor:com.tectonic.ui:podCount"
 	ReadyReplicas int32 `json:"readyReplicas"`
@@ -205,31 +207,37 @@ type ClusterStatus struct {
 	Selector string `json:"selector"`
 
 	// PipelinesCount is the number of enabled Pipelines that reference this Cluster.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pipelines",xDescriptors="urn:alm:descriptor:text"
 	PipelinesCount int32 `json:"pipelinesCount"`
 
 	// TargetsCount is the number of distinct targets the pipelines select.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Targets",xDescriptors="urn:alm:descriptor:text"
 	TargetsCount int32 `json:"targetsCount"`
 
 	// UnassignedTargets is the number of targets no pod could take because every pod is at capacity.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unassigned Targets",xDescriptors="urn:alm:descriptor:text"
 	UnassignedTargets int32 `json:"unassignedTargets"`
 
 	// SubscriptionsCount is the number of distinct subscriptions the pipelines select.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Subscriptions",xDescriptors="urn:alm:descriptor:text"
 	SubscriptionsCount int32 `json:"subscriptionsCount"`
 
 	// InputsCount is the number of distinct inputs the pipelines select.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inputs",xDescriptors="urn:alm:descriptor:text"
 	InputsCount int32 `json:"inputsCount"`
 
 	// OutputsCount is the number of distinct outputs the pipelines select.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Outputs",xDescriptors="urn:alm:descriptor:text"
 	OutputsCount int32 `json:"outputsCount"`
@@ -286,6 +294,12 @@ type CollectorStatus struct {
 	// Targets is the number of targets in the configuration the pod acknowledged.
 	// +optional
 	Targets int32 `json:"targets"`
+	// Running is the number of the pod's targets its collector runs, as it last reported them.
+	// +optional
+	Running int32 `json:"running"`
+	// Pending is the number of targets placed on the pod that its collector does not run yet.
+	// +optional
+	Pending int32 `json:"pending,omitempty"`
 	// ConfigHash fingerprints the configuration the pod acknowledged (no secret can be read back from it).
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`

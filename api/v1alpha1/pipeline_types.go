@@ -114,18 +114,22 @@ type PipelineStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// TargetsCount is the number of Targets selected.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Targets",xDescriptors="urn:alm:descriptor:text"
 	TargetsCount int32 `json:"targetsCount"`
 	// SubscriptionsCount is the number of Subscriptions selected.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Subscriptions",xDescriptors="urn:alm:descriptor:text"
 	SubscriptionsCount int32 `json:"subscriptionsCount"`
 	// OutputsCount is the number of Outputs selected.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Outputs",xDescriptors="urn:alm:descriptor:text"
 	OutputsCount int32 `json:"outputsCount"`
 	// InputsCount is the number of Inputs selected.
+	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inputs",xDescriptors="urn:alm:descriptor:text"
 	InputsCount int32 `json:"inputsCount"`

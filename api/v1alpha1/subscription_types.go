@@ -9,6 +9,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.heartbeatInterval) || !has(self.mode) || self.mode.startsWith('STREAM')",message="heartbeatInterval applies only to STREAM modes"
 // +kubebuilder:validation:XValidation:rule="!has(self.streamSubscriptions) || !has(self.paths)",message="set either paths or streamSubscriptions, not both"
 // +kubebuilder:validation:XValidation:rule="has(self.paths) || has(self.streamSubscriptions)",message="a subscription needs at least one path (or streamSubscriptions)"
+// +kubebuilder:validation:XValidation:rule="!has(self.history)",fieldPath=".history",message="history is not supported: gNMIc's REST API cannot carry history times and the collector would refuse its whole configuration; remove history and query past data with gnmic subscribe --history-snapshot (or --history-start and --history-end) outside the operator"
 type SubscriptionSpec struct {
 	// Paths to subscribe to, in gNMI path syntax, for example /interfaces/interface/state/counters.
 	// +kubebuilder:validation:MinItems=1
@@ -32,7 +33,8 @@ type SubscriptionSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="gNMI Target",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Target string `json:"target,omitempty"`
 
-	// Mode of the subscription. STREAM/SAMPLE by default on the collector.
+	// Mode of the subscription. Unset, like STREAM, it streams with the target-defined stream mode: the device
+	// chooses sample or on-change per path.
 	// +kubebuilder:validation:Enum=ONCE;POLL;STREAM;STREAM/SAMPLE;STREAM/ON_CHANGE;STREAM/TARGET_DEFINED
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:ONCE","urn:alm:descriptor:com.tectonic.ui:select:POLL","urn:alm:descriptor:com.tectonic.ui:select:STREAM","urn:alm:descriptor:com.tectonic.ui:select:STREAM/SAMPLE","urn:alm:descriptor:com.tectonic.ui:select:STREAM/ON_CHANGE","urn:alm:descriptor:com.tectonic.ui:select:STREAM/TARGET_DEFINED"}
@@ -90,7 +92,10 @@ type SubscriptionSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	StreamSubscriptions []StreamSubscription `json:"streamSubscriptions,omitempty"`
 
-	// History requests historical data (gNMI history extension).
+	// History would request historical data (gNMI history extension), but the API server refuses it: gNMIc's
+	// REST API cannot carry history times, and a collector refuses its whole configuration when one subscription
+	// has them. The field is kept so that objects written with the gNMIc operator's field names still decode;
+	// query past data with gnmic subscribe --history-snapshot (or --history-start and --history-end) instead.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	History *SubscriptionHistory `json:"history,omitempty"`
@@ -122,10 +127,8 @@ type StreamSubscription struct {
 	HeartbeatInterval *metav1.Duration `json:"heartbeatInterval,omitempty"`
 }
 
-// SubscriptionHistory selects historical data: a snapshot at one time, or a range.
-// +kubebuilder:validation:XValidation:rule="has(self.snapshot) != (has(self.start) || has(self.end))",message="history needs either snapshot, or start and end"
-// +kubebuilder:validation:XValidation:rule="has(self.start) == has(self.end)",message="history.start and history.end go together"
-// +kubebuilder:validation:XValidation:rule="!has(self.start) || !has(self.end) || timestamp(self.start) < timestamp(self.end)",message="history.start must be before history.end"
+// SubscriptionHistory selects historical data: a snapshot at one time, or a range. Subscriptions may not set it
+// (see SubscriptionSpec.History).
 type SubscriptionHistory struct {
 	// Snapshot time.
 	// +optional

@@ -36,9 +36,10 @@ type TargetClusterState struct {
 	// +optional
 	Pod string `json:"pod,omitempty"`
 
-	// State of the target's placement: Assigned, Unassigned (every pod was at capacity) or Orphaned (its
-	// pod stopped being ready and keeps it for the grace period).
-	// +kubebuilder:validation:Enum=Assigned;Unassigned;Orphaned
+	// State of the target's placement: Assigned (its pod's collector runs it), Pending (placed on a pod whose
+	// collector does not run it yet), Unassigned (every pod was at capacity) or Orphaned (its pod stopped
+	// being ready and keeps it for the grace period).
+	// +kubebuilder:validation:Enum=Assigned;Pending;Unassigned;Orphaned
 	// +optional
 	State string `json:"state,omitempty"`
 
@@ -46,6 +47,17 @@ type TargetClusterState struct {
 	// TRANSIENT_FAILURE, SHUTDOWN, or empty when unknown.
 	// +optional
 	ConnectionState string `json:"connectionState,omitempty"`
+
+	// Collecting is true when the collector delivers the target's telemetry: its connection is READY and
+	// every one of its subscriptions runs. A READY connection alone is not enough (a device may end a
+	// subscription's stream and keep the connection).
+	// +optional
+	Collecting bool `json:"collecting,omitempty"`
+
+	// Message says why the target is not collecting: which subscription stopped and why, why its start
+	// failed, or what a Pending target waits for. Empty while it collects.
+	// +optional
+	Message string `json:"message,omitempty"`
 
 	// LastUpdated is when this entry last changed.
 	// +optional

@@ -38,12 +38,19 @@ const (
 	ReasonPodConfigApplied = "Applied"
 	// ReasonPodConfigPushFailed: the configuration could not be rendered or pushed; the message says why.
 	ReasonPodConfigPushFailed = "PushFailed"
+	// ReasonPodConfigApplying: the pod's collector does not run its whole configuration yet (batches still to
+	// send, targets waiting for their old pod to drop them, or targets the collector dropped being sent again).
+	ReasonPodConfigApplying = "Applying"
 )
 
 // Target states per Cluster, as reported in Target status.clusterStates.
 const (
-	// TargetAssigned: the target is placed on a collector pod.
+	// TargetAssigned: the target's collector pod runs it (status.clusterStates.<cluster>.collecting says
+	// whether it also delivers telemetry).
 	TargetAssigned = "Assigned"
+	// TargetPending: the target is placed on a collector pod that does not run it yet: it waits for its batch,
+	// for its previous pod to drop it, or for the collector to start it. The message says which.
+	TargetPending = "Pending"
 	// TargetUnassigned: every pod was at capacity; the target is not collected by this Cluster.
 	TargetUnassigned = "Unassigned"
 	// TargetOrphaned: the target's pod stopped being ready; it keeps the target for a grace period.

@@ -43,10 +43,27 @@ type TargetConfig struct {
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	BufferSize    uint              `json:"buffer-size,omitempty"`
 	TCPKeepalive  string            `json:"tcp-keepalive,omitempty"`
+	// GRPCKeepalive is nil unless a profile asks for gRPC keepalive pings.
+	GRPCKeepalive *GRPCKeepaliveConfig `json:"grpc-keepalive,omitempty"`
+}
+
+// GRPCKeepaliveConfig is a target's grpc-keepalive: gRPC's client keepalive
+// parameters. The keys are the mapstructure tags of gNMIc's clientKeepalive
+// type (github.com/openconfig/gnmic, pkg/api/types/target.go): time, timeout
+// and permit-without-stream. The collector decodes the durations from strings
+// such as "10s". gRPC raises a time below 10s, an unset one included, to 10s.
+type GRPCKeepaliveConfig struct {
+	Time                string `json:"time,omitempty"`
+	Timeout             string `json:"timeout,omitempty"`
+	PermitWithoutStream bool   `json:"permit-without-stream,omitempty"`
 }
 
 // SubscriptionConfig is one gNMI subscription as the apply body spells it.
 // A target with an empty Subscriptions list runs every subscription.
+//
+// There is deliberately no history: gNMIc's history times are Go time.Time
+// values that its apply decoder cannot decode from any JSON value, and one
+// subscription with history makes the collector refuse the whole apply (400).
 type SubscriptionConfig struct {
 	Name                string               `json:"name"`
 	Models              []string             `json:"models,omitempty"`
@@ -61,18 +78,9 @@ type SubscriptionConfig struct {
 	HeartbeatInterval   string               `json:"heartbeat-interval,omitempty"`
 	SuppressRedundant   bool                 `json:"suppress-redundant,omitempty"`
 	UpdatesOnly         bool                 `json:"updates-only,omitempty"`
-	History             *HistoryConfig       `json:"history,omitempty"`
 	StreamSubscriptions []SubscriptionConfig `json:"stream-subscriptions,omitempty"`
 	Outputs             []string             `json:"outputs,omitempty"`
 	Depth               uint32               `json:"depth,omitempty"`
-}
-
-// HistoryConfig asks a target for historical data (gNMI history extension).
-// Times are RFC 3339 strings.
-type HistoryConfig struct {
-	Snapshot string `json:"snapshot,omitempty"`
-	Start    string `json:"start,omitempty"`
-	End      string `json:"end,omitempty"`
 }
 
 // Subscription modes and stream modes understood by the collector.

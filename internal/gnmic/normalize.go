@@ -52,6 +52,10 @@ func (t TargetConfig) normalize(name string) TargetConfig {
 	t.Tags = slices.Clone(t.Tags)
 	t.EventTags = cloneOrNil(t.EventTags)
 	t.Metadata = cloneOrNil(t.Metadata)
+	if t.GRPCKeepalive != nil {
+		keepalive := *t.GRPCKeepalive
+		t.GRPCKeepalive = &keepalive
+	}
 	return t
 }
 
@@ -63,10 +67,6 @@ func (s SubscriptionConfig) normalize(name string) SubscriptionConfig {
 	if s.Qos != nil {
 		qos := *s.Qos
 		s.Qos = &qos
-	}
-	if s.History != nil {
-		history := *s.History
-		s.History = &history
 	}
 	if len(s.StreamSubscriptions) > 0 {
 		streams := make([]SubscriptionConfig, len(s.StreamSubscriptions))

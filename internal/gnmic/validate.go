@@ -49,6 +49,16 @@ func (c Config) validateTarget(t TargetConfig) []error {
 			errs = append(errs, fmt.Errorf("target %q: tcp-keepalive: %w", t.Name, err))
 		}
 	}
+	if k := t.GRPCKeepalive; k != nil {
+		for _, d := range []struct{ field, value string }{{"time", k.Time}, {"timeout", k.Timeout}} {
+			if d.value == "" {
+				continue
+			}
+			if err := positiveDuration(d.value); err != nil {
+				errs = append(errs, fmt.Errorf("target %q: grpc-keepalive.%s: %w", t.Name, d.field, err))
+			}
+		}
+	}
 	for _, sub := range t.Subscriptions {
 		if _, ok := c.Subscriptions[sub]; !ok {
 			errs = append(errs, fmt.Errorf("target %q: subscription %q is not defined", t.Name, sub))

@@ -21,6 +21,9 @@ func TestValidateFindsWhatTheCollectorWouldRejectOrFailOn(t *testing.T) {
 		{"a zero retry-timer", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", RetryTimer: "0s"}}, Subscriptions: sub}, "retry-timer: must be positive"},
 		{"an undefined subscription", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", Subscriptions: []string{"x"}}}, Subscriptions: sub}, `subscription "x" is not defined`},
 		{"an undefined output", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", Outputs: []string{"o"}}}, Subscriptions: sub}, `output "o" is not defined`},
+		{"a grpc keepalive time that is not a duration", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", GRPCKeepalive: &GRPCKeepaliveConfig{Time: "30"}}}, Subscriptions: sub}, "grpc-keepalive.time: not a duration"},
+		{"a zero grpc keepalive timeout", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", GRPCKeepalive: &GRPCKeepaliveConfig{Timeout: "0s"}}}, Subscriptions: sub}, "grpc-keepalive.timeout: must be positive"},
+		{"a grpc keepalive that only permits pings without streams", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", GRPCKeepalive: &GRPCKeepaliveConfig{PermitWithoutStream: true}}}, Subscriptions: sub}, ""},
 		{"a subscription without paths", Config{Subscriptions: map[string]SubscriptionConfig{"s": {}}}, `subscription "s": no paths`},
 		{"a bad sample interval", Config{Subscriptions: map[string]SubscriptionConfig{"s": {Paths: []string{"/a"}, SampleInterval: "often"}}}, "sample-interval"},
 	}

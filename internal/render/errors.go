@@ -43,6 +43,10 @@ var (
 	ErrInvalidJSON = errors.New("not valid JSON")
 	// ErrUnknownMode: a subscription mode the renderer does not know.
 	ErrUnknownMode = errors.New("unknown mode")
+	// ErrHistoryNotSupported: a subscription sets spec.history. The API
+	// server refuses that since the field's validation rule exists; this
+	// catches Subscriptions stored before it.
+	ErrHistoryNotSupported = errors.New("spec.history is not supported: gNMIc's REST API cannot carry history times and would refuse the pod's whole configuration")
 	// ErrDependencySkipped: the object uses another one that was skipped.
 	ErrDependencySkipped = errors.New("skipped (see its own error)")
 )

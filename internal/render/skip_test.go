@@ -1,16 +1,22 @@
 package render
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
+
+// historySnapshot is a time for spec.history, which no rendering may send.
+var historySnapshot = metav1.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 
 func TestSkipsWhatCannotBeRenderedAndKeepsTheRest(t *testing.T) {
 	tests := []struct {
@@ -168,6 +174,29 @@ func TestSkipsWhatCannotBeRenderedAndKeepsTheRest(t *testing.T) {
 			wantKept:  []string{"r2"},
 		},
 		{
+			name: "skips a subscription that sets history, which the collector cannot decode, and the targets that use it",
+			setup: func(f *fixture) {
+				f.subscriptions["counters"].Spec.History = &v1alpha1.SubscriptionHistory{Snapshot: &historySnapshot}
+			},
+			wantSkips: []string{"Subscription/counters", "Target/r1", "Target/r2"},
+			wantIs:    ErrHistoryNotSupported,
+			wantText:  []string{`subscription "counters"`, "spec.history", "REST API"},
+			wantKept:  []string{},
+		},
+		{
+			name: "keeps the targets that do not use the subscription with history",
+			setup: func(f *fixture) {
+				f.subscriptions["replay"] = subscription("replay", v1alpha1.SubscriptionSpec{
+					Paths: []string{"/interfaces"}, History: &v1alpha1.SubscriptionHistory{Start: &historySnapshot, End: &historySnapshot},
+				})
+				f.picks["r1"] = selectionTarget([]string{"replay"}, nil)
+			},
+			wantSkips: []string{"Subscription/replay", "Target/r1"},
+			wantIs:    ErrHistoryNotSupported,
+			wantText:  []string{`subscription "replay"`, "spec.history"},
+			wantKept:  []string{"r2"},
+		},
+		{
 			name: "skips an output whose config does not decode, and the targets and inputs that use it",
 			setup: func(f *fixture) {
 				f.outputs["file"].Spec.Config["sasl"] = apiextensionsv1.JSON{Raw: []byte(`{"password":"` + password)}
@@ -220,6 +249,9 @@ func TestSkipsWhatCannotBeRenderedAndKeepsTheRest(t *testing.T) {
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Errorf("the rendered config does not validate: %v", err)
+			}
+			if body, err := json.Marshal(cfg); err != nil || strings.Contains(string(body), `"history"`) {
+				t.Errorf("the rendered config carries history, which the collector refuses (err %v)", err)
 			}
 			for _, s := range skips {
 				for _, secret := range []string{password, token, username} {

@@ -3,16 +3,14 @@ package render
 import (
 	"fmt"
 	"slices"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
 // modes maps a Subscription's spec.mode to the collector's mode and
-// stream-mode. The empty mode is left to the collector (stream, sample).
+// stream-mode. The empty mode is left to the collector, which streams with
+// the target-defined stream mode.
 var modes = map[string][2]string{
 	"":                      {"", ""},
 	"ONCE":                  {gnmic.ModeOnce, ""},
@@ -31,9 +29,14 @@ var streamModes = map[string]string{
 	"TARGET_DEFINED": gnmic.StreamModeTargetDefined,
 }
 
-// renderSubscription returns the collector's view of s.
+// renderSubscription returns the collector's view of s. A subscription with
+// history is an error, never sent: the collector cannot decode history and
+// would refuse every other object of the apply with it.
 func renderSubscription(s *v1alpha1.Subscription) (gnmic.SubscriptionConfig, error) {
 	spec := s.Spec
+	if spec.History != nil {
+		return gnmic.SubscriptionConfig{}, ErrHistoryNotSupported
+	}
 	mode, ok := modes[spec.Mode]
 	if !ok {
 		return gnmic.SubscriptionConfig{}, fmt.Errorf("spec.mode %q: %w", spec.Mode, ErrUnknownMode)
@@ -50,7 +53,6 @@ func renderSubscription(s *v1alpha1.Subscription) (gnmic.SubscriptionConfig, err
 		HeartbeatInterval: duration(spec.HeartbeatInterval),
 		SuppressRedundant: spec.SuppressRedundant,
 		UpdatesOnly:       spec.UpdatesOnly,
-		History:           history(spec.History),
 	}
 	if spec.Qos != nil && *spec.Qos >= 0 {
 		qos := uint32(*spec.Qos)
@@ -72,19 +74,4 @@ func renderSubscription(s *v1alpha1.Subscription) (gnmic.SubscriptionConfig, err
 		})
 	}
 	return sc, nil
-}
-
-// history spells the times of h in RFC 3339, in UTC.
-func history(h *v1alpha1.SubscriptionHistory) *gnmic.HistoryConfig {
-	if h == nil {
-		return nil
-	}
-	return &gnmic.HistoryConfig{Snapshot: timestamp(h.Snapshot), Start: timestamp(h.Start), End: timestamp(h.End)}
-}
-
-func timestamp(t *metav1.Time) string {
-	if t == nil {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }

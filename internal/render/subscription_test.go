@@ -1,11 +1,10 @@
 package render
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
@@ -37,8 +36,6 @@ func TestSubscriptionModes(t *testing.T) {
 }
 
 func TestSubscriptionFields(t *testing.T) {
-	snapshot := metav1.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.FixedZone("CET", 3600)))
-	start, end := metav1.NewTime(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)), metav1.NewTime(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	tests := []struct {
 		name string
 		spec v1alpha1.SubscriptionSpec
@@ -80,16 +77,6 @@ func TestSubscriptionFields(t *testing.T) {
 				{Paths: []string{"/other"}, StreamMode: "target-defined"},
 			}},
 		},
-		{
-			name: "sends a history snapshot in RFC 3339 UTC",
-			spec: v1alpha1.SubscriptionSpec{Paths: []string{"/a"}, History: &v1alpha1.SubscriptionHistory{Snapshot: &snapshot}},
-			want: gnmic.SubscriptionConfig{Name: "s", Paths: []string{"/a"}, History: &gnmic.HistoryConfig{Snapshot: "2026-03-01T11:00:00Z"}},
-		},
-		{
-			name: "sends a history range",
-			spec: v1alpha1.SubscriptionSpec{Paths: []string{"/a"}, History: &v1alpha1.SubscriptionHistory{Start: &start, End: &end}},
-			want: gnmic.SubscriptionConfig{Name: "s", Paths: []string{"/a"}, History: &gnmic.HistoryConfig{Start: "2026-03-01T00:00:00Z", End: "2026-03-02T00:00:00Z"}},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,5 +100,20 @@ func TestUnknownStreamModeIsAnError(t *testing.T) {
 	}}))
 	if err == nil || err.Error() != `spec.streamSubscriptions[0].streamMode "SOMETIMES": unknown mode` {
 		t.Fatalf("err = %v, want the unknown stream mode named", err)
+	}
+}
+
+func TestSubscriptionWithHistoryIsNeverRendered(t *testing.T) {
+	for name, h := range map[string]*v1alpha1.SubscriptionHistory{
+		"a snapshot": {Snapshot: &historySnapshot},
+		"a range":    {Start: &historySnapshot, End: &historySnapshot},
+		"nothing":    {},
+	} {
+		t.Run("refuses history with "+name, func(t *testing.T) {
+			sc, err := renderSubscription(subscription("s", v1alpha1.SubscriptionSpec{Paths: []string{"/a"}, History: h}))
+			if !errors.Is(err, ErrHistoryNotSupported) {
+				t.Fatalf("renderSubscription = %#v, %v; want ErrHistoryNotSupported", sc, err)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
@@ -43,6 +44,7 @@ func renderTarget(st selection.SelectedTarget, conn Connections) (gnmic.TargetCo
 		Gzip:          p.Spec.Gzip,
 		Proxy:         socksProxy(p.Spec.Proxy),
 		TCPKeepalive:  duration(p.Spec.TCPKeepalive),
+		GRPCKeepalive: grpcKeepalive(p.Spec.GRPCKeepalive),
 		Subscriptions: st.Subscriptions,
 		Outputs:       st.Outputs,
 		EventTags:     eventTags(p.Spec.Tags, st.Labels, t.Spec.Tags),
@@ -66,6 +68,21 @@ func eventTags(profile, pipelines, target map[string]string) map[string]string {
 		return nil
 	}
 	return tags
+}
+
+// grpcKeepalive is a profile's grpcKeepalive as the collector reads it, or
+// nil when it asks for nothing: gNMIc enables keepalive pings whenever the
+// target has a grpc-keepalive, and gRPC then pings every 10s even without a
+// time, so an empty one is not sent.
+func grpcKeepalive(k *v1alpha1.GRPCKeepalive) *gnmic.GRPCKeepaliveConfig {
+	if k == nil {
+		return nil
+	}
+	out := gnmic.GRPCKeepaliveConfig{Time: duration(k.Time), Timeout: duration(k.Timeout), PermitWithoutStream: k.PermitWithoutStream}
+	if out == (gnmic.GRPCKeepaliveConfig{}) {
+		return nil
+	}
+	return &out
 }
 
 // socksProxy spells a profile's proxy as the collector reads it. The CRD

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -126,6 +127,24 @@ func TestTargetRendering(t *testing.T) {
 			want: func(*gnmic.TargetConfig) {},
 		},
 		{
+			name: "sends the profile's grpc keepalive",
+			setup: func(f *fixture) {
+				f.conn.Profiles["default"].Spec.GRPCKeepalive = &v1alpha1.GRPCKeepalive{
+					Time: dur(30 * time.Second), Timeout: dur(10 * time.Second), PermitWithoutStream: true,
+				}
+			},
+			want: func(t *gnmic.TargetConfig) {
+				t.GRPCKeepalive = &gnmic.GRPCKeepaliveConfig{Time: "30s", Timeout: "10s", PermitWithoutStream: true}
+			},
+		},
+		{
+			name: "leaves out an empty grpc keepalive, which would make gRPC ping every 10s",
+			setup: func(f *fixture) {
+				f.conn.Profiles["default"].Spec.GRPCKeepalive = &v1alpha1.GRPCKeepalive{Time: dur(0)}
+			},
+			want: func(*gnmic.TargetConfig) {},
+		},
+		{
 			name: "merges event tags: target tags over pipeline labels over profile tags",
 			setup: func(f *fixture) {
 				f.conn.Profiles["default"].Spec.Tags = map[string]string{"site": "profile", "vendor": "acme", "role": "profile"}
@@ -189,5 +208,57 @@ func TestTargetWithoutSelectedOutputsSendsAnEmptyListMeaningAllOutputs(t *testin
 func TestTLSMountPath(t *testing.T) {
 	if got, want := TLSMountPath("device-ca"), "/var/run/gnmic/tls/device-ca"; got != want {
 		t.Fatalf("TLSMountPath = %q, want %q", got, want)
+	}
+}
+
+func TestEveryTargetOfAProfileSendsItsGRPCKeepaliveWithGNMIcKeys(t *testing.T) {
+	f := newFixture()
+	f.conn.Profiles["default"].Spec.GRPCKeepalive = &v1alpha1.GRPCKeepalive{Time: dur(time.Minute), PermitWithoutStream: true}
+	cfg, skips, err := f.render("r1", "r2")
+	if err != nil || len(skips) > 0 {
+		t.Fatalf("PodConfig: skips %v, error %v", skips, err)
+	}
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded struct {
+		Targets map[string]map[string]json.RawMessage `json:"targets"`
+	}
+	if err := json.Unmarshal(body, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"r1", "r2"} {
+		if got, want := string(decoded.Targets[name]["grpc-keepalive"]), `{"time":"1m0s","permit-without-stream":true}`; got != want {
+			t.Errorf("grpc-keepalive of %s = %s, want %s", name, got, want)
+		}
+	}
+}
+
+func TestChangingTheGRPCKeepaliveChangesTheHash(t *testing.T) {
+	hash := func(keepalive *v1alpha1.GRPCKeepalive) string {
+		t.Helper()
+		f := newFixture()
+		f.conn.Profiles["default"].Spec.GRPCKeepalive = keepalive
+		cfg, _, err := f.render("r1", "r2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := cfg.Hash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	base := hash(&v1alpha1.GRPCKeepalive{Time: dur(30 * time.Second)})
+	for name, changed := range map[string]*v1alpha1.GRPCKeepalive{
+		"removed":                        nil,
+		"another time":                   {Time: dur(time.Minute)},
+		"a timeout added":                {Time: dur(30 * time.Second), Timeout: dur(5 * time.Second)},
+		"pings permitted with no stream": {Time: dur(30 * time.Second), PermitWithoutStream: true},
+	} {
+		if hash(changed) == base {
+			t.Errorf("grpc keepalive %s does not change the hash, so it would not be pushed", name)
+		}
 	}
 }

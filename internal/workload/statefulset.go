@@ -62,6 +62,9 @@ func podAnnotations(c *v1alpha1.Cluster) map[string]string {
 // reports that it holds its configuration, so that the StatefulSet rolls
 // the next pod (and a PodDisruptionBudget allows the next eviction) only
 // once the previous pod collects its targets again.
+// The collector never calls the Kubernetes API (the operator pushes its
+// configuration), so its pods mount no ServiceAccount token, even when
+// spec.serviceAccountName names an account.
 func podSpec(c *v1alpha1.Cluster, opts Options) corev1.PodSpec {
 	spec := c.Spec
 	pod := corev1.PodSpec{
@@ -71,6 +74,7 @@ func podSpec(c *v1alpha1.Cluster, opts Options) corev1.PodSpec {
 		SecurityContext:               podSecurityContext(),
 		TerminationGracePeriodSeconds: ptr(terminationGracePeriod),
 		ServiceAccountName:            spec.ServiceAccountName,
+		AutomountServiceAccountToken:  ptr(false),
 		PriorityClassName:             spec.PriorityClassName,
 		NodeSelector:                  maps.Clone(spec.NodeSelector),
 		Affinity:                      spec.Affinity.DeepCopy(),

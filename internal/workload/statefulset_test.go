@@ -35,6 +35,7 @@ func TestStatefulSetDefaults(t *testing.T) {
 			RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), RunAsGroup: ptr(int64(65532)), FSGroup: ptr(int64(65532)),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		}},
+		{"does not mount a ServiceAccount token, which the collector never uses", sts.Spec.Template.Spec.AutomountServiceAccountToken, ptr(false)},
 		{"leaves owner references to the reconciler", len(sts.OwnerReferences), 0},
 	}
 	for _, tt := range tests {
@@ -102,6 +103,7 @@ func TestSchedulingFieldsAreCopied(t *testing.T) {
 		{"copies the topology spread constraints", pod.TopologySpreadConstraints, c.Spec.TopologySpreadConstraints},
 		{"copies the priority class", pod.PriorityClassName, c.Spec.PriorityClassName},
 		{"copies the service account", pod.ServiceAccountName, c.Spec.ServiceAccountName},
+		{"does not mount the service account's token either", pod.AutomountServiceAccountToken, ptr(false)},
 		{"copies the image pull secrets", pod.ImagePullSecrets, c.Spec.ImagePullSecrets},
 	}
 	for _, tt := range tests {

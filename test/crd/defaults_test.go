@@ -5,6 +5,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -12,6 +15,45 @@ import (
 )
 
 var _ = Describe("Defaults", func() {
+	// The operator writes status with JSON merge patches computed against its cache, so a count that stays 0
+	// is never sent; the schema's defaults must show it anyway, in the object and in kubectl get.
+	DescribeTable("show every count of a status as 0 once any status is written",
+		func(kind, resource, spec string, counts, columns []string) {
+			name := "zero-counts-" + resource
+			obj := object(kind, name, spec)
+			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+			Expect(k8sClient.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType,
+				[]byte(`{"status":{"observedGeneration":1}}`)))).To(Succeed())
+
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(obj.GroupVersionKind())
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, got)).To(Succeed())
+			for _, field := range counts {
+				v, found, err := unstructured.NestedInt64(got.Object, "status", field)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(found).To(BeTrue(), "status.%s is missing", field)
+				Expect(v).To(BeZero(), "status.%s", field)
+			}
+
+			table := serverTable(ctx, schema.GroupVersionResource{Group: "operator.gnmic.dev", Version: "v1alpha1", Resource: resource}, name)
+			Expect(table.Rows).To(HaveLen(1))
+			index := map[string]int{}
+			for i, c := range table.ColumnDefinitions {
+				index[c.Name] = i
+			}
+			for _, column := range columns {
+				Expect(index).To(HaveKey(column))
+				Expect(table.Rows[0].Cells[index[column]]).To(Equal(float64(0)), "column %s of kubectl get %s", column, resource)
+			}
+		},
+		Entry("Cluster", "Cluster", "clusters", "image: gnmic",
+			[]string{"readyReplicas", "pipelinesCount", "targetsCount", "unassignedTargets", "subscriptionsCount", "inputsCount", "outputsCount"},
+			[]string{"Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs"}),
+		Entry("Pipeline", "Pipeline", "pipelines", "clusterRef: c",
+			[]string{"targetsCount", "subscriptionsCount", "outputsCount", "inputsCount"},
+			[]string{"Targets", "Subs", "Outputs", "Inputs"}),
+	)
+
 	It("gives a minimal Cluster one replica, the REST port 7890, a 60s grace period and a PDB", func() {
 		Expect(k8sClient.Create(ctx, object("Cluster", "minimal", "image: gnmic"))).To(Succeed())
 		var c operatorv1alpha1.Cluster
