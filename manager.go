@@ -31,6 +31,9 @@ func newScheme() *runtime.Scheme {
 // run builds the manager from the options, registers the controllers and blocks until ctx ends.
 func run(ctx context.Context, o options) error {
 	log := ctrl.Log.WithName("setup")
+	if err := o.validate(); err != nil {
+		return err
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -58,6 +61,9 @@ func run(ctx context.Context, o options) error {
 		Dialer:                  &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
 		PollInterval:            o.collectorPollInterval,
 		MaxConcurrentReconciles: o.maxConcurrentRecons,
+		BatchSize:               o.collectorBatchSize,
+		DropTimeout:             o.handoverDropTimeout,
+		RepairAfter:             o.collectorRepairAfter,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"time"
 
+	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
@@ -28,6 +30,9 @@ type options struct {
 	maxConcurrentRecons   int
 	gracefulShutdownTime  time.Duration
 	collectorPollInterval time.Duration
+	collectorBatchSize    int
+	handoverDropTimeout   time.Duration
+	collectorRepairAfter  time.Duration
 	metricsAPI            metricsadapter.Options
 }
 
@@ -48,6 +53,9 @@ func defaultOptions() options {
 		maxConcurrentRecons:   4,
 		gracefulShutdownTime:  30 * time.Second,
 		collectorPollInterval: 60 * time.Second,
+		collectorBatchSize:    controllers.DefaultBatchSize,
+		handoverDropTimeout:   controllers.DefaultDropTimeout,
+		collectorRepairAfter:  controllers.DefaultRepairAfter,
 		metricsAPI:            metricsadapter.DefaultOptions(),
 	}
 }
@@ -84,5 +92,25 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"How long the operator waits for running reconciles to finish when it stops.")
 	fs.DurationVar(&o.collectorPollInterval, "collector-poll-interval", o.collectorPollInterval,
 		"How often each collector is asked for its targets' state when nothing else happens (a backstop).")
+	fs.IntVar(&o.collectorBatchSize, "collector-batch-size", o.collectorBatchSize,
+		"Most target changes a collector may have outstanding (sent, not yet acted on). gNMIc drops changes beyond "+
+			"its 128-entry buffer without an error: keep it below 128.")
+	fs.DurationVar(&o.handoverDropTimeout, "handover-drop-timeout", o.handoverDropTimeout,
+		"How long a moved target waits for its old collector to drop it before it starts on its new pod anyway "+
+			"(reported as a possible overlap).")
+	fs.DurationVar(&o.collectorRepairAfter, "collector-repair-after", o.collectorRepairAfter,
+		"How long a collector may act on none of its outstanding changes before they count as dropped and are sent again.")
 	o.metricsAPI.BindFlags(fs)
+}
+
+// validate refuses settings that would silently break collection.
+func (o *options) validate() error {
+	if o.collectorBatchSize < 1 || o.collectorBatchSize > 128 {
+		return fmt.Errorf("--collector-batch-size=%d: must be between 1 and 128 (gNMIc drops target changes beyond "+
+			"its 128-entry buffer)", o.collectorBatchSize)
+	}
+	if o.handoverDropTimeout <= 0 || o.collectorRepairAfter <= 0 {
+		return fmt.Errorf("--handover-drop-timeout and --collector-repair-after must be positive")
+	}
+	return nil
 }

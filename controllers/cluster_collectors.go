@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -11,68 +12,121 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
-// targetStates is what the collectors say about the targets they hold.
-type targetStates struct {
-	// byTarget is each target's state on the pod that holds it.
-	byTarget map[string]gnmic.TargetStatus
-	// allCollecting is true when every target on a ready pod is collecting (connection READY and every
-	// subscription running).
-	allCollecting bool
-	// nextRestart is when a failed target may be restarted again (zero when none waits).
-	nextRestart time.Time
+// collectorRuntime is what one collector says it runs: every target it lists in its running state, with that
+// state. A collector that could not be read is not known: nothing is concluded from it.
+type collectorRuntime struct {
+	known   bool
+	targets map[string]gnmic.TargetStatus
 }
 
-// collectTargetStates asks every ready collector for the state of its targets, and restarts the ones whose
-// start failed: a collector never retries a failed start by itself.
-func (r *ClusterReconciler) collectTargetStates(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, pushed pushResults) targetStates {
-	logger := log.FromContext(ctx)
-	states := targetStates{byTarget: map[string]gnmic.TargetStatus{}, allCollecting: true}
-	now := r.now()
-	for _, pp := range pushed.pods {
-		if pp.err != nil || len(pp.targets) == 0 || !pp.status.Ready {
+// collectorRuntimes are the collectors' reports by pod ordinal.
+type collectorRuntimes map[int]collectorRuntime
+
+// runs tells whether the collector of the pod lists the target, and its state there.
+func (c collectorRuntimes) runs(ordinal int, target string) (gnmic.TargetStatus, bool) {
+	rt := c[ordinal]
+	if !rt.known {
+		return gnmic.TargetStatus{}, false
+	}
+	st, ok := rt.targets[target]
+	return st, ok
+}
+
+// pushablePods are the pods the operator pushes to, in ordinal order: the ready pods of the desired ordinals,
+// and ready pods beyond the desired replicas (being scaled away), which are emptied before their targets
+// start elsewhere.
+func pushablePods(w *world, plan placementPlan, replicas int) []int {
+	out := append([]int(nil), plan.availability.Ready...)
+	for ordinal, pod := range w.pods {
+		if ordinal < replicas {
 			continue
 		}
-		client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
+		if ready, _ := podReadiness(pod); ready {
+			out = append(out, ordinal)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// readCollectors asks the collector of every pod the operator pushes to which targets it runs. Only the
+// collector's own state proves that a change was acted on: an apply is acknowledged before it is.
+func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
+	logger := log.FromContext(ctx)
+	out := collectorRuntimes{}
+	for _, ordinal := range ordinals {
+		pod := w.pods[ordinal]
+		client, err := r.Dialer.Client(cluster, pod, w.clientTLS())
 		if err != nil {
-			states.allCollecting = false
+			logger.Error(err, "reach collector", "pod", pod.Name)
 			continue
 		}
 		reported, err := client.Targets(ctx)
 		if err != nil {
-			logger.Error(err, "read target states", "pod", pp.pod.Name)
-			states.allCollecting = false
+			logger.Error(err, "read target states", "pod", pod.Name)
 			continue
 		}
-		seen := map[string]bool{}
+		rt := collectorRuntime{known: true, targets: make(map[string]gnmic.TargetStatus, len(reported))}
 		for _, t := range reported {
-			if !pp.targets[t.Name] {
-				continue
-			}
-			seen[t.Name] = true
-			states.byTarget[t.Name] = t.State
-			if !t.State.Collecting() {
-				states.allCollecting = false
-			}
-			if !t.State.Failed() {
-				r.restarts.forget(cluster, t.Name)
-				continue
-			}
-			key := restartKey(cluster, t.Name)
-			if due := r.restarts.due(key, now); !due.IsZero() {
-				states.nextRestart = earliest(states.nextRestart, due)
-				continue
-			}
-			err := client.EnableTarget(ctx, t.Name)
-			due := r.restarts.attempted(key, now)
-			states.nextRestart = earliest(states.nextRestart, due)
-			logger.Info("restarting target whose start failed", "pod", pp.pod.Name, "target", t.Name,
-				"reason", t.State.FailedReason, "error", errString(err))
+			rt.targets[t.Name] = t.State
 		}
-		if len(seen) < len(pp.targets) {
-			states.allCollecting = false
+		out[ordinal] = rt
+	}
+	return out
+}
+
+// rereadPushed reads again the collectors this reconcile pushed to, so that the statuses it writes show what
+// they run after the push: targets a collector starts at once are reported running in one write.
+func (r *ClusterReconciler) rereadPushed(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
+	runtimes collectorRuntimes, pushed pushResults) {
+	var ordinals []int
+	for ordinal, pp := range pushed.pods {
+		if pp.pushed {
+			ordinals = append(ordinals, ordinal)
 		}
 	}
-	return states
+	for ordinal, rt := range r.readCollectors(ctx, cluster, w, ordinals) {
+		runtimes[ordinal] = rt
+	}
+}
+
+// restartFailedTargets restarts the targets whose start failed on the collector they were sent to: a
+// collector never retries a failed start by itself. Restarts are spaced by a backoff per target; the result
+// is when the next one falls due (zero when none waits). The collector answers a restart before trying it,
+// so its success shows only in a later read of the collector's state.
+func (r *ClusterReconciler) restartFailedTargets(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
+	runtimes collectorRuntimes, pushed pushResults) time.Time {
+	logger := log.FromContext(ctx)
+	now := r.now()
+	var next time.Time
+	for ordinal, pp := range pushed.pods {
+		if pp.err != nil || !pp.considered {
+			continue
+		}
+		sent := setOf(pp.step.Send)
+		for name, st := range runtimes[ordinal].targets {
+			if !sent[name] {
+				continue
+			}
+			key := restartKey(cluster, name)
+			if !st.Failed() {
+				r.restarts.forget(key)
+				continue
+			}
+			if due := r.restarts.due(key, now); !due.IsZero() {
+				next = earliest(next, due)
+				continue
+			}
+			client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
+			if err == nil {
+				err = client.EnableTarget(ctx, name)
+			}
+			next = earliest(next, r.restarts.attempted(key, now))
+			logger.Info("restarting target whose start failed", "pod", pp.pod.Name, "target", name,
+				"reason", st.FailedReason, "error", errString(err))
+		}
+	}
+	return next
 }
 
 // restartBackoff spaces the restarts of a failed target: 1s, 2s, 4s … up to 5 minutes.
@@ -115,12 +169,24 @@ func (b *restartBackoff) attempted(key string, now time.Time) time.Time {
 	return b.next[key]
 }
 
-func (b *restartBackoff) forget(cluster *operatorv1alpha1.Cluster, target string) {
+func (b *restartBackoff) forget(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	key := restartKey(cluster, target)
 	delete(b.attempts, key)
 	delete(b.next, key)
+}
+
+// forgetCluster drops the backoff of every target of a deleted Cluster.
+func (b *restartBackoff) forgetCluster(namespace, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	prefix := namespace + "/" + name + "/"
+	for key := range b.next {
+		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
+			delete(b.attempts, key)
+			delete(b.next, key)
+		}
+	}
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -135,4 +201,12 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func setOf(names []string) map[string]bool {
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
 }

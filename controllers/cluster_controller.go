@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
 // ClusterReconciler runs a Cluster: its collector workload, the placement of its targets on collector pods,
@@ -35,23 +37,33 @@ type ClusterReconciler struct {
 	PollInterval time.Duration
 	// MaxConcurrentReconciles is how many Clusters are reconciled in parallel.
 	MaxConcurrentReconciles int
+	// BatchSize is the most target changes a collector may have outstanding (sent, not yet acted on); zero
+	// means DefaultBatchSize.
+	BatchSize int
+	// DropTimeout bounds how long a moved target waits for its old collector to drop it; zero means
+	// DefaultDropTimeout.
+	DropTimeout time.Duration
+	// RepairAfter is how long a collector may act on none of its outstanding changes before they count as
+	// dropped; zero means DefaultRepairAfter.
+	RepairAfter time.Duration
 
 	restarts restartBackoff
 	streams  *stateStreams
-	// written remembers the last state written per Cluster and Target, acked the configuration hash each
-	// pod (by UID) acknowledged, and configured the readiness-gate condition last written per pod: the cache
-	// may lag behind the operator's own writes, and reconciling from a stale view must not write or push the
-	// same thing twice.
+	// ledger is what each collector acknowledged; handovers the handover memory of each Cluster.
+	ledger    collectorLedger
+	handovers sync.Map
+	// written remembers the last state written per Cluster and Target, and configured the readiness-gate
+	// condition last written per pod: the cache may lag behind the operator's own writes, and reconciling
+	// from a stale view must not write the same thing twice.
 	written    sync.Map
-	acked      sync.Map
 	configured sync.Map
 	// missingSince holds, per Cluster, when each desired pod ordinal now missing was first seen missing:
 	// the grace period of a pod that is not recreated runs from then.
 	missingSince sync.Map
 }
 
-// Reconcile is one pass over a Cluster: observe, place, push, mark the pods configured, then report — each
-// step in its own file.
+// Reconcile is one pass over a Cluster: observe, place, read what the collectors run, push each one handover
+// step, mark the pods configured, restart failed targets, then report — each step in its own file.
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 
@@ -62,6 +74,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.streams.forget(req.NamespacedName)
 			}
 			r.missingSince.Delete(req.NamespacedName)
+			r.handovers.Delete(req.NamespacedName)
+			r.ledger.forgetCluster(req.Namespace, req.Name)
+			r.restarts.forgetCluster(req.Namespace, req.Name)
+			fleetmetrics.ForgetCluster(req.Namespace, req.Name)
 			return ctrl.Result{}, r.forgetCluster(ctx, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, fmt.Errorf("get cluster: %w", err)
@@ -78,14 +94,17 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	plan := r.place(&cluster, world)
-	pushed := r.push(ctx, &cluster, world, &plan)
+	reachable := pushablePods(world, plan, int(workload.Replicas(&cluster)))
+	runtimes := r.readCollectors(ctx, &cluster, world, reachable)
+	pushed := r.push(ctx, &cluster, world, plan, runtimes, reachable)
+	r.rereadPushed(ctx, &cluster, world, runtimes, pushed)
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
 	// reporting and nothing else depends on the gate. It is returned at the end, for a retry with backoff
 	// (as is every earlier return); until then the pod keeps the gate it had.
 	gateErr := r.reportPodsConfigured(ctx, plan, pushed)
-	r.followCollectors(ctx, &cluster, world, plan)
-	states := r.collectTargetStates(ctx, &cluster, world, pushed)
-	if err := r.writeTargetStatuses(ctx, &cluster, world, plan, states); err != nil {
+	r.followCollectors(ctx, &cluster, world, reachable)
+	nextRestart := r.restartFailedTargets(ctx, &cluster, world, runtimes, pushed)
+	if err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed); err != nil {
 		return conflictIsRetry(ctx, err)
 	}
 	if err := r.reportStatus(ctx, &cluster, world, plan, pushed); err != nil {
@@ -103,7 +122,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if gateErr != nil {
 		return ctrl.Result{}, gateErr
 	}
-	next := r.nextLook(world, plan, states)
+	next := r.nextLook(plan, runtimes, pushed, nextRestart)
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),
 		"moves", len(plan.result.Moves), "requeueAfter", next)
 	return ctrl.Result{RequeueAfter: next}, nil
@@ -123,13 +142,14 @@ func conflictIsRetry(ctx context.Context, err error) (ctrl.Result, error) {
 // catch up with the write that caused it.
 const conflictRetry = 250 * time.Millisecond
 
-// followCollectors keeps an event stream open to every ready collector pod of the Cluster.
-func (r *ClusterReconciler) followCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan) {
+// followCollectors keeps an event stream open to every collector pod the operator pushes to: their events
+// (a target started, failed or removed) wake the Cluster.
+func (r *ClusterReconciler) followCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) {
 	if r.streams == nil {
 		return
 	}
 	var ready []*corev1.Pod
-	for _, o := range plan.availability.Ready {
+	for _, o := range ordinals {
 		if p := w.pods[o]; p != nil {
 			ready = append(ready, p)
 		}
@@ -148,22 +168,45 @@ func (r *ClusterReconciler) now() time.Time {
 }
 
 // nextLook is when the Cluster must be looked at again although nothing in the API changed: when a pod's
-// grace period ends, when a failed target may be restarted, or the collector polling backstop.
-func (r *ClusterReconciler) nextLook(world *world, plan placementPlan, states targetStates) time.Duration {
+// grace period ends, when a failed target may be restarted, when a handover wait times out or a repair falls
+// due, soon while collectors still work off what they were sent, or the collector polling backstop.
+func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart time.Time) time.Duration {
 	poll := r.PollInterval
 	if poll == 0 {
 		poll = 60 * time.Second
 	}
 	next := poll
-	if !states.allCollecting {
+	if !allCollecting(runtimes, pushed) {
 		next = min(next, 5*time.Second)
 	}
-	now := r.now()
-	if !plan.availability.GraceEnds.IsZero() {
-		next = min(next, plan.availability.GraceEnds.Sub(now)+time.Second)
+	if len(pushed.applyingPods()) > 0 {
+		// Collectors' events wake the Cluster as they act; this is the backstop for dropped events.
+		next = min(next, applyingLook)
 	}
-	if !states.nextRestart.IsZero() {
-		next = min(next, max(states.nextRestart.Sub(now), 100*time.Millisecond))
+	now := r.now()
+	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook} {
+		if !at.IsZero() {
+			next = min(next, max(at.Sub(now), 100*time.Millisecond))
+		}
 	}
 	return max(next, 100*time.Millisecond)
+}
+
+// applyingLook is how soon a Cluster whose collectors still work off their changes is looked at again when no
+// collector event wakes it first.
+const applyingLook = time.Second
+
+// allCollecting tells whether every target sent to a collector runs there and collects.
+func allCollecting(runtimes collectorRuntimes, pushed pushResults) bool {
+	for ordinal, pp := range pushed.pods {
+		if !pp.considered {
+			continue
+		}
+		for _, name := range pp.step.Send {
+			if st, ok := runtimes.runs(ordinal, name); !ok || !st.Collecting() {
+				return false
+			}
+		}
+	}
+	return true
 }

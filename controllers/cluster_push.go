@@ -3,16 +3,33 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/internal/placement"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/internal/handover"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
+)
+
+// Defaults of the handover settings (ClusterReconciler.BatchSize, DropTimeout, RepairAfter).
+const (
+	// DefaultBatchSize stays under the 128 target changes the real collector's config watcher buffers
+	// (changes beyond it are dropped without an error), with room for changes it has not acted on yet.
+	DefaultBatchSize = 100
+	// DefaultDropTimeout bounds how long a moved target waits for its old collector to drop it. A device that
+	// never completes its handshake holds every change of its collector for about 20 s.
+	DefaultDropTimeout = 60 * time.Second
+	// DefaultRepairAfter is how long a collector may act on none of its outstanding changes before they count
+	// as dropped: longer than a target start that runs into the handshake's timeout.
+	DefaultRepairAfter = 60 * time.Second
 )
 
 // podPush is what happened to one collector pod's configuration in this reconcile.
@@ -20,32 +37,34 @@ type podPush struct {
 	pod *corev1.Pod
 	// status is the pod's entry for Cluster status.collectors after this reconcile.
 	status operatorv1alpha1.CollectorStatus
-	// targets the pod holds according to the configuration it acknowledged; nil when it holds none we know of.
-	targets map[string]bool
-	pushed  bool
-	err     error
+	// considered is true for the pods the operator pushes to; step is then their handover step.
+	considered bool
+	step       handover.Step
+	pushed     bool
+	err        error
 }
-
-// ackedConfig is the configuration a pod acknowledged, as recorded in memory.
-type ackedConfig struct {
-	hash   string
-	status operatorv1alpha1.CollectorStatus
-}
-
-// ackedKey names a pod slot (not its UID), so that what is remembered stays bounded by the fleet's size.
-func ackedKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
 // pushResults are the outcomes of one reconcile's pushes.
 type pushResults struct {
 	pods map[int]*podPush
 	// skipped are targets (and other objects) left out of every configuration because they do not render.
-	skipped []render.SkipError
+	skipped  []render.SkipError
+	decision handover.Decision
 }
 
 func (p pushResults) failedPods() []string {
+	return p.podNames(func(pp *podPush) bool { return pp.err != nil })
+}
+
+// applyingPods are the pods whose collectors do not run their whole configuration yet.
+func (p pushResults) applyingPods() []string {
+	return p.podNames(func(pp *podPush) bool { return pp.considered && pp.err == nil && !pp.step.Settled })
+}
+
+func (p pushResults) podNames(match func(*podPush) bool) []string {
 	var out []string
 	for _, pp := range p.pods {
-		if pp.err != nil {
+		if match(pp) {
 			out = append(out, pp.pod.Name)
 		}
 	}
@@ -53,61 +72,56 @@ func (p pushResults) failedPods() []string {
 	return out
 }
 
-// push gives every ready pod its configuration, when it differs from what the pod acknowledged. Pods that
-// lose targets are pushed first (break before make): a target moves onto its new pod only once its old pod
-// has let it go. When the old pod fails, the target stays with it and the move waits for the retry.
-func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan *placementPlan) pushResults {
-	previous := map[string]operatorv1alpha1.CollectorStatus{}
-	for _, c := range cluster.Status.Collectors {
-		previous[c.Pod] = c
-	}
-	results := pushResults{pods: map[int]*podPush{}}
-	for ordinal, pod := range w.pods {
-		ready, _ := podReadiness(pod)
-		pp := &podPush{pod: pod, status: operatorv1alpha1.CollectorStatus{Pod: pod.Name, Ready: ready}}
-		if prev, ok := previous[pod.Name]; ok && prev.UID == string(pod.UID) {
-			pp.status = prev
-			pp.status.Ready = ready
-		}
-		results.pods[ordinal] = pp
-	}
+// podConfigs is one pod's rendered configuration and what its collector acknowledged.
+type podConfigs struct {
+	rendered gnmic.Config
+	// sent is the configuration the collector acknowledged; nil when only the names of its targets are known
+	// (sentNames), after an operator restart.
+	sent      *gnmic.Config
+	sentNames []string
+}
 
-	losing, incoming := map[int]bool{}, map[int]map[string]bool{}
-	for _, m := range plan.result.Moves {
-		losing[m.From] = true
-		if m.To != placement.NoPod {
-			if incoming[m.To] == nil {
-				incoming[m.To] = map[string]bool{}
-			}
-			incoming[m.To][m.Target] = true
-		}
-	}
-
+// push moves every pod the operator pushes to one handover step towards the placement: each collector gets
+// at most a batch of target changes beyond what it has not acted on yet, and a target moves onto its new pod
+// only once its old collector no longer holds it (see internal/handover).
+func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan,
+	runtimes collectorRuntimes, ordinals []int) pushResults {
+	results := pushResults{pods: r.collectorStatuses(cluster, w)}
 	skipped := map[string]render.SkipError{}
-	// First every pod that loses targets lets them go, without taking the ones moving in yet.
-	for _, ordinal := range plan.availability.Ready {
+	configs := map[int]podConfigs{}
+	in := handover.Input{BatchSize: r.batchSize(), DropTimeout: r.dropTimeout(), RepairAfter: r.repairAfter(), Now: r.now()}
+	for _, ordinal := range ordinals {
 		pp := results.pods[ordinal]
-		if pp == nil || !losing[ordinal] {
-			continue
+		pp.considered = true
+		pc, err := r.podConfigs(cluster, w, pp, plan.onPod[ordinal], runtimes[ordinal], skipped)
+		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].known}
+		for name := range runtimes[ordinal].targets {
+			c.Running = append(c.Running, name)
 		}
-		var staying []string
-		for _, name := range plan.onPod[ordinal] {
-			if !incoming[ordinal][name] {
-				staying = append(staying, name)
-			}
+		if err != nil {
+			// Nothing can be sent to the pod: it keeps what it holds, which still counts against moves.
+			pp.err = err
+			pp.status.Error = err.Error()
+			c.Desired = pc.sentNames
+		} else {
+			c.Desired, c.Changed = desiredAndChanged(plan.onPod[ordinal], pc)
 		}
-		r.pushPod(ctx, cluster, w, staying, pp, skipped)
-		if pp.err != nil {
-			plan.keepMovesFrom(ordinal)
-		}
+		configs[ordinal] = pc
+		in.Collectors = append(in.Collectors, c)
 	}
-	// Then every pod gets its final configuration; unchanged ones are not pushed again.
-	for _, ordinal := range plan.availability.Ready {
-		pp := results.pods[ordinal]
-		if pp == nil || pp.err != nil {
-			continue
+	key := client.ObjectKeyFromObject(cluster)
+	memory, _ := r.handovers.Load(key)
+	mem, _ := memory.(handover.Memory)
+	results.decision = handover.Decide(in, mem)
+	r.handovers.Store(key, results.decision.Memory)
+
+	for _, step := range results.decision.Steps {
+		pp := results.pods[step.Ordinal]
+		pp.step = step
+		if pp.err == nil {
+			r.applyStep(ctx, cluster, w, pp, configs[step.Ordinal])
 		}
-		r.pushPod(ctx, cluster, w, plan.onPod[ordinal], pp, skipped)
+		pp.status.Running, pp.status.Pending = runningAndPending(plan.onPod[step.Ordinal], runtimes[step.Ordinal])
 	}
 	for _, s := range skipped {
 		results.skipped = append(results.skipped, s)
@@ -119,42 +133,100 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 	return results
 }
 
-// pushPod renders the configuration of the named targets for one pod and applies it unless the pod already
-// acknowledged exactly that configuration.
-func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, targets []string,
-	pp *podPush, skipped map[string]render.SkipError) {
-	logger := log.FromContext(ctx).WithValues("pod", pp.pod.Name)
-	names := append([]string(nil), targets...)
-	sort.Strings(names)
-	cfg, skips, err := render.PodConfig(w.selection, names, w.conn)
+// collectorStatuses starts every pod's entry of status.collectors from the previous status of the same pod.
+func (r *ClusterReconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster, w *world) map[int]*podPush {
+	previous := map[string]operatorv1alpha1.CollectorStatus{}
+	for _, c := range cluster.Status.Collectors {
+		previous[c.Pod] = c
+	}
+	out := map[int]*podPush{}
+	for ordinal, pod := range w.pods {
+		ready, _ := podReadiness(pod)
+		pp := &podPush{pod: pod, status: operatorv1alpha1.CollectorStatus{Pod: pod.Name, Ready: ready}}
+		if prev, ok := previous[pod.Name]; ok && prev.UID == string(pod.UID) {
+			pp.status = prev
+			pp.status.Ready = ready
+		}
+		out[ordinal] = pp
+	}
+	return out
+}
+
+// podConfigs renders what the pod should hold, together with what it still holds, and finds what its
+// collector acknowledged: from the ledger; after an operator restart from Cluster status (when it
+// acknowledged exactly the configuration now desired) or from what the collector runs; nothing for a new pod
+// or a restarted container, which hold only their bootstrap configuration.
+func (r *ClusterReconciler) podConfigs(cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, desired []string,
+	rt collectorRuntime, skipped map[string]render.SkipError) (podConfigs, error) {
+	var pc podConfigs
+	prior, fromStatus := []string(nil), false
+	if e, ok := r.ledger.sent(pp.pod); ok {
+		pc.sent = &e.config
+		prior = sortedTargetNames(e.config)
+	} else if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == containerRestarts(pp.pod) && pp.status.ConfigHash != "" {
+		fromStatus = true
+		for name := range rt.targets {
+			prior = append(prior, name)
+		}
+	} else {
+		pc.sent = &gnmic.Config{}
+	}
+	cfg, skips, err := render.PodConfig(w.selection, append(append([]string(nil), desired...), prior...), w.conn)
 	for _, s := range skips {
 		skipped[string(s.Kind)+"/"+s.Name] = s
 	}
+	pc.sentNames = prior
 	if err != nil {
-		pp.err = fmt.Errorf("render configuration: %w", err)
-		pp.status.Error = pp.err.Error()
-		return
+		return pc, fmt.Errorf("render configuration: %w", err)
 	}
+	pc.rendered = cfg
+	if fromStatus {
+		// Restarted operator: the pod acknowledged a configuration whose hash status kept. When it is exactly
+		// the desired one, the pod holds its desired targets as they are now rendered.
+		final, _, err := render.PodConfig(w.selection, desired, w.conn)
+		if hash, herr := final.Hash(); err == nil && herr == nil && hash == pp.status.ConfigHash {
+			pc.sent, pc.sentNames = &final, sortedTargetNames(final)
+			r.ledger.record(pp.pod, final, hash)
+		}
+	}
+	return pc, nil
+}
+
+// desiredAndChanged are the placed targets that render, and those of them whose configuration differs from
+// the one the collector acknowledged (all that were sent, when that configuration is not known).
+func desiredAndChanged(onPod []string, pc podConfigs) (desired, changed []string) {
+	sent := setOf(pc.sentNames)
+	for _, name := range onPod {
+		t, ok := pc.rendered.Targets[name]
+		if !ok {
+			continue
+		}
+		desired = append(desired, name)
+		if !sent[name] {
+			continue
+		}
+		if pc.sent == nil || !reflect.DeepEqual(pc.sent.Targets[name], t) {
+			changed = append(changed, name)
+		}
+	}
+	return desired, changed
+}
+
+// applyStep sends the pod the configuration of its handover step, unless its collector acknowledged exactly
+// that configuration already.
+func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, pc podConfigs) {
+	logger := log.FromContext(ctx).WithValues("pod", pp.pod.Name)
+	cfg := stepConfig(pc, pp.step)
 	hash, err := cfg.Hash()
 	if err != nil {
 		pp.err = fmt.Errorf("hash configuration: %w", err)
 		pp.status.Error = pp.err.Error()
 		return
 	}
-	pp.targets = make(map[string]bool, len(cfg.Targets))
-	for name := range cfg.Targets {
-		pp.targets[name] = true
-	}
-	if acknowledged(pp.status, pp.pod, hash) && pp.status.Error == "" {
+	if e, ok := r.ledger.sent(pp.pod); ok && e.hash == hash {
+		pp.status.Targets, pp.status.ConfigHash = int32(len(cfg.Targets)), hash
 		return
 	}
-	if acked, ok := r.acked.Load(ackedKey(pp.pod)); ok && acknowledged(acked.(ackedConfig).status, pp.pod, hash) {
-		// Acknowledged by an earlier reconcile whose status write the cache does not show yet.
-		pp.status = acked.(ackedConfig).status
-		pp.status.Ready = true
-		return
-	}
-
 	client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
 	if err == nil {
 		err = client.Apply(ctx, cfg)
@@ -162,60 +234,116 @@ func (r *ClusterReconciler) pushPod(ctx context.Context, cluster *operatorv1alph
 	if err != nil {
 		pp.err = fmt.Errorf("push configuration to pod %s: %w", pp.pod.Name, err)
 		pp.status.Error = pp.err.Error()
-		pp.targets = nil
 		logger.Error(err, "push failed")
 		return
 	}
 	now := metav1.NewTime(r.now())
 	pp.pushed = true
 	pp.status = operatorv1alpha1.CollectorStatus{
-		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: containerRestarts(pp.pod), Ready: true,
+		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: containerRestarts(pp.pod), Ready: pp.status.Ready,
 		Targets: int32(len(cfg.Targets)), ConfigHash: hash, LastApplied: &now,
 	}
-	r.acked.Store(ackedKey(pp.pod), ackedConfig{hash: hash, status: pp.status})
-	logger.Info("configuration applied", "targets", len(cfg.Targets), "hash", hash)
+	r.ledger.record(pp.pod, cfg, hash)
+	logger.Info("configuration applied", "targets", len(cfg.Targets), "added", len(pp.step.Added),
+		"removed", len(pp.step.Removed)+len(pp.step.Repaired), "updated", len(pp.step.Update)-len(pp.step.Added),
+		"queued", pp.step.Queued, "waiting", len(pp.step.Waiting), "hash", hash)
 }
 
-// keepMovesFrom undoes the moves away from a pod whose push failed: those targets stay on it until a later
-// reconcile manages to take them off, so that no target is ever on two collectors.
-func (p *placementPlan) keepMovesFrom(ordinal int) {
-	for i, m := range p.result.Moves {
-		if m.From != ordinal {
-			continue
+// stepConfig is the configuration that carries a handover step: the step's targets, the updated and added
+// ones as rendered now and the others exactly as the collector acknowledged them, with every subscription
+// and output they name.
+func stepConfig(pc podConfigs, step handover.Step) gnmic.Config {
+	cfg := gnmic.Config{
+		Targets:       map[string]gnmic.TargetConfig{},
+		Subscriptions: map[string]gnmic.SubscriptionConfig{},
+		Outputs:       map[string]map[string]any{},
+		Inputs:        pc.rendered.Inputs,
+		Processors:    pc.rendered.Processors,
+	}
+	for name, s := range pc.rendered.Subscriptions {
+		cfg.Subscriptions[name] = s
+	}
+	for name, o := range pc.rendered.Outputs {
+		cfg.Outputs[name] = o
+	}
+	update := setOf(step.Update)
+	for _, name := range step.Send {
+		t, rendered := pc.rendered.Targets[name]
+		if pc.sent != nil {
+			if old, ok := pc.sent.Targets[name]; ok && (!update[name] || !rendered) {
+				t, rendered = old, true
+			}
 		}
-		if m.To == placement.NoPod {
-			p.result.Unassigned = without(p.result.Unassigned, m.Target)
+		if rendered {
+			cfg.Targets[name] = t
+		}
+	}
+	if pc.sent != nil {
+		// A target kept as it was sent may name a subscription or output that is no longer rendered.
+		for _, t := range cfg.Targets {
+			for _, s := range t.Subscriptions {
+				if _, ok := cfg.Subscriptions[s]; !ok {
+					if old, ok := pc.sent.Subscriptions[s]; ok {
+						cfg.Subscriptions[s] = old
+					}
+				}
+			}
+			for _, o := range t.Outputs {
+				if _, ok := cfg.Outputs[o]; !ok {
+					if old, ok := pc.sent.Outputs[o]; ok {
+						cfg.Outputs[o] = old
+					}
+				}
+			}
+		}
+	}
+	return cfg.Normalize()
+}
+
+// runningAndPending counts the pod's placed targets its collector runs, and those it does not run yet.
+func runningAndPending(onPod []string, rt collectorRuntime) (running, pending int32) {
+	for _, name := range onPod {
+		if _, ok := rt.targets[name]; ok && rt.known {
+			running++
 		} else {
-			p.onPod[m.To] = without(p.onPod[m.To], m.Target)
-		}
-		p.held[m.Target] = ordinal
-		delete(p.result.Assignments, m.Target)
-		p.result.Moves[i].To = ordinal
-	}
-	kept := p.result.Moves[:0]
-	for _, m := range p.result.Moves {
-		if m.From != m.To {
-			kept = append(kept, m)
+			pending++
 		}
 	}
-	p.result.Moves = kept
+	return running, pending
 }
 
-func without(names []string, drop string) []string {
-	out := names[:0]
-	for _, n := range names {
-		if n != drop {
-			out = append(out, n)
-		}
+func sortedTargetNames(cfg gnmic.Config) []string {
+	out := make([]string, 0, len(cfg.Targets))
+	for name := range cfg.Targets {
+		out = append(out, name)
 	}
+	sort.Strings(out)
 	return out
 }
 
-// acknowledged tells whether st records that this very collector — the pod (UID) and its container (restart
-// count) — acknowledged the configuration hash.
-func acknowledged(st operatorv1alpha1.CollectorStatus, pod *corev1.Pod, hash string) bool {
-	return st.UID == string(pod.UID) && st.Restarts == containerRestarts(pod) && st.ConfigHash == hash
+func (r *ClusterReconciler) batchSize() int {
+	if r.BatchSize > 0 {
+		return r.BatchSize
+	}
+	return DefaultBatchSize
 }
+
+func (r *ClusterReconciler) dropTimeout() time.Duration {
+	if r.DropTimeout > 0 {
+		return r.DropTimeout
+	}
+	return DefaultDropTimeout
+}
+
+func (r *ClusterReconciler) repairAfter() time.Duration {
+	if r.RepairAfter > 0 {
+		return r.RepairAfter
+	}
+	return DefaultRepairAfter
+}
+
+// ackedKey names a pod slot (not its UID), so that what is remembered stays bounded by the fleet's size.
+func ackedKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
 // containerRestarts is the collector container's restart count: each restart starts gNMIc with only its
 // bootstrap configuration.

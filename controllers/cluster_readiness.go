@@ -50,6 +50,9 @@ func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, plan place
 		if have != nil && have.Status == want.status && have.Reason == want.reason && have.Message == want.message {
 			continue
 		}
+		if have == nil && want.reason == operatorv1alpha1.ReasonPodConfigApplying {
+			continue // a gate without its condition already holds the pod back: no write needed to say so
+		}
 		if last, ok := r.configured.Load(ackedKey(pod)); ok {
 			if w := last.(configuredWrite); w.uid == pod.UID && w.before == pod.ResourceVersion && w.condition == want {
 				continue // written by an earlier reconcile; the cache does not show it yet
@@ -65,16 +68,29 @@ func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, plan place
 	return errors.Join(errs...)
 }
 
-// wantConfigured is the readiness-gate condition a ready pod gets from this reconcile's push.
+// wantConfigured is the readiness-gate condition a ready pod gets from this reconcile. It turns True only
+// once the pod's collector runs its whole configuration (an acknowledged apply proves nothing: the collector
+// acts on it later, or drops part of it). Once True it stays True while later changes are worked off, so that
+// ordinary rebalancing does not flap the pod's readiness, unless the push fails or the collector dropped
+// targets it was sent.
 func wantConfigured(pp *podPush) configuredCondition {
 	if pp.err != nil {
 		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigPushFailed,
 			message: pp.err.Error()}
 	}
-	// The message names no target count: it would change with every push, and each change would cost a pod
+	// The messages name no target count: it would change with every push, and each change would cost a pod
 	// write (and wake every watcher of the pod). status.collectors of the Cluster has the counts.
-	return configuredCondition{status: corev1.ConditionTrue, reason: operatorv1alpha1.ReasonPodConfigApplied,
+	applied := configuredCondition{status: corev1.ConditionTrue, reason: operatorv1alpha1.ReasonPodConfigApplied,
 		message: "holds its configuration"}
+	if pp.step.Settled {
+		return applied
+	}
+	if have := podCondition(pp.pod, operatorv1alpha1.ConditionPodConfigured); have != nil &&
+		have.Status == corev1.ConditionTrue && have.Reason == applied.reason && len(pp.step.Repaired) == 0 {
+		return applied
+	}
+	return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigApplying,
+		message: "its collector does not run its whole configuration yet"}
 }
 
 // configuredPatch is a strategic-merge patch of a pod's status carrying only the readiness-gate condition:

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,6 +28,14 @@ const (
 	EventCapacityRestored  = "CapacityRestored"
 	EventPushFailed        = "PushFailed"
 	EventTargetsSkipped    = "TargetsSkipped"
+	// EventTargetsRepaired: a collector dropped targets it was sent (its change buffer overflowed, or it lost
+	// them otherwise); they are removed and sent again.
+	EventTargetsRepaired = "TargetsRepaired"
+	// EventHandoverOverlap: a moved target went to its new pod although its old collector had not confirmed
+	// dropping it within the drop timeout: both may collect it for a while.
+	EventHandoverOverlap = "HandoverOverlap"
+	// EventStaleTargets: a collector runs targets it was not sent (it dropped their removal).
+	EventStaleTargets = "StaleTargets"
 )
 
 // reportStatus computes the Cluster's status from this reconcile, writes it once, and emits the events a
@@ -59,10 +70,19 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 		st.TargetsCount, st.UnassignedTargets)
 
 	r.setCapacityCondition(cluster, plan)
-	failed := pushed.failedPods()
-	setCondition(cluster, operatorv1alpha1.ConditionConfigApplied, len(failed) == 0, "Applied", "PushFailed",
-		"every ready collector pod holds its configuration",
-		fmt.Sprintf("configuration not applied to pod(s) %s", strings.Join(failed, ", ")))
+	failed, applying := pushed.failedPods(), pushed.applyingPods()
+	applied := metav1.Condition{Type: operatorv1alpha1.ConditionConfigApplied, Status: metav1.ConditionTrue,
+		Reason: "Applied", Message: "every ready collector pod runs its configuration", ObservedGeneration: cluster.Generation}
+	switch {
+	case len(failed) > 0:
+		applied.Status, applied.Reason = metav1.ConditionFalse, "PushFailed"
+		applied.Message = fmt.Sprintf("configuration not applied to pod(s) %s", strings.Join(failed, ", "))
+	case len(applying) > 0:
+		applied.Status, applied.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonPodConfigApplying
+		applied.Message = fmt.Sprintf("the collectors of pod(s) %s do not run their whole configuration yet",
+			strings.Join(applying, ", "))
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, applied)
 	desired := workload.Replicas(cluster)
 	ready := st.ReadyReplicas >= desired && len(failed) == 0
 	setCondition(cluster, operatorv1alpha1.ConditionReady, ready, "Ready", "NotReady",
@@ -137,6 +157,7 @@ func setCondition(cluster *operatorv1alpha1.Cluster, kind string, isTrue bool, t
 func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
 	fleetmetrics.MovesTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(plan.result.Moves)))
 	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.failedPods())))
+	r.emitHandoverEvents(cluster, pushed)
 	if moves := plan.result.Moves; len(moves) > 0 {
 		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
 			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))
@@ -178,4 +199,55 @@ func first[T any](s []T, n int) []T {
 		return s[:n]
 	}
 	return s
+}
+
+// emitHandoverEvents reports repairs, overlaps and stale targets, and counts them in the operator's metrics.
+func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster, pushed pushResults) {
+	stale := 0
+	for _, pp := range pushed.pods {
+		if !pp.considered {
+			continue
+		}
+		stale += len(pp.step.Stale)
+		if n := len(pp.step.Repaired); n > 0 && pp.pushed {
+			fleetmetrics.RepairsTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(n))
+			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventTargetsRepaired,
+				"pod %s dropped %d target(s) it was sent; removing and sending them again: %s", pp.pod.Name, n,
+				strings.Join(first(pp.step.Repaired, 10), ", "))
+		}
+	}
+	previous := fleetmetrics.StaleTargets.WithLabelValues(cluster.Namespace, cluster.Name)
+	if was := gaugeValue(previous); stale > int(was) {
+		var parts []string
+		for _, pp := range pushed.pods {
+			if pp.considered && len(pp.step.Stale) > 0 {
+				parts = append(parts, fmt.Sprintf("%s runs %s", pp.pod.Name, strings.Join(first(pp.step.Stale, 5), ", ")))
+			}
+		}
+		sort.Strings(parts)
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventStaleTargets,
+			"collectors run %d target(s) they were not sent (a removal they dropped): %s", stale, strings.Join(parts, "; "))
+	}
+	previous.Set(float64(stale))
+	var overlaps []string
+	for _, o := range pushed.decision.Overlaps {
+		if pp := pushed.pods[o.To]; pp != nil && pp.pushed {
+			overlaps = append(overlaps, fmt.Sprintf("%s (to %s after %s)", o.Target, pp.pod.Name, o.Waited.Round(time.Second)))
+		}
+	}
+	if len(overlaps) > 0 {
+		fleetmetrics.HandoverOverlapsTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(overlaps)))
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventHandoverOverlap,
+			"%d target(s) moved before their old collector confirmed dropping them; both may collect them for a while: %s",
+			len(overlaps), strings.Join(first(overlaps, 10), ", "))
+	}
+}
+
+// gaugeValue reads a gauge's current value.
+func gaugeValue(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	if err := g.Write(&m); err != nil || m.Gauge == nil {
+		return 0
+	}
+	return m.Gauge.GetValue()
 }

@@ -3,18 +3,23 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// writeTargetStatuses records in each Target's status.clusterStates where this Cluster collects it, writing
-// only the Targets whose entry changed, and removes the entry from Targets the Cluster no longer selects.
+// writeTargetStatuses records in each Target's status.clusterStates where this Cluster collects it and
+// whether it does, writing only the Targets whose entry changed, and removes the entry from Targets the
+// Cluster no longer selects.
 func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
-	plan placementPlan, states targetStates) error {
+	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) error {
 	selected := map[string]bool{}
 	for _, st := range w.selection.Targets {
 		selected[st.Target.Name] = true
@@ -32,15 +37,7 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 			}
 			continue
 		}
-		want := operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned}
-		if ordinal, ok := plan.assignment(t.Name); ok {
-			want.Pod = workload.PodName(cluster, ordinal)
-			want.State = operatorv1alpha1.TargetAssigned
-			if _, held := plan.held[t.Name]; held {
-				want.State = operatorv1alpha1.TargetOrphaned
-			}
-			want.ConnectionState = states.byTarget[t.Name].ConnectionState
-		}
+		want := targetState(cluster, t.Name, plan, runtimes, pushed)
 		if had && sameState(have, want) {
 			continue
 		}
@@ -57,8 +54,88 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 	return nil
 }
 
+// targetState is a target's entry for this Cluster: Assigned only when its pod's collector runs it, and
+// collecting only when that collector says so.
+func targetState(cluster *operatorv1alpha1.Cluster, name string, plan placementPlan, runtimes collectorRuntimes,
+	pushed pushResults) operatorv1alpha1.TargetClusterState {
+	ordinal, ok := plan.assignment(name)
+	if !ok {
+		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned,
+			Message: "every collector pod is at capacity"}
+	}
+	want := operatorv1alpha1.TargetClusterState{Pod: workload.PodName(cluster, ordinal)}
+	if _, held := plan.held[name]; held {
+		want.State = operatorv1alpha1.TargetOrphaned
+		want.Message = "its collector pod is not ready; it keeps the target for the grace period"
+		return want
+	}
+	if st, runs := runtimes.runs(ordinal, name); runs {
+		want.State = operatorv1alpha1.TargetAssigned
+		want.ConnectionState = st.ConnectionState
+		want.Collecting = st.Collecting()
+		want.Message = notCollecting(st)
+		return want
+	}
+	want.State = operatorv1alpha1.TargetPending
+	want.Message = pendingReason(name, pushed.pods[ordinal], runtimes[ordinal])
+	return want
+}
+
+// notCollecting says why a target its collector runs delivers no telemetry; empty when it does.
+func notCollecting(st gnmic.TargetStatus) string {
+	var because string
+	if st.FailedReason != "" {
+		because = ": " + st.FailedReason
+	}
+	switch {
+	case st.Collecting():
+		return ""
+	case st.Failed():
+		return "start failed" + because
+	case st.State == gnmic.StateStarting || st.State == "":
+		return "starting"
+	case st.ConnectionState != gnmic.ConnectionReady:
+		return "connection " + cmpOr(st.ConnectionState, "not established") + because
+	case len(st.Subscriptions) == 0:
+		return "runs no subscription"
+	}
+	var stopped []string
+	for sub, state := range st.Subscriptions {
+		if state != gnmic.SubscriptionRunning {
+			stopped = append(stopped, sub)
+		}
+	}
+	sort.Strings(stopped)
+	return "subscription " + strings.Join(stopped, ", ") + " " + gnmic.SubscriptionStopped + because
+}
+
+// pendingReason says what a target placed on a pod whose collector does not run it waits for.
+func pendingReason(name string, pp *podPush, rt collectorRuntime) string {
+	switch {
+	case pp == nil || !pp.considered:
+		return "its collector pod cannot be reached"
+	case pp.err != nil:
+		return "the configuration push to its collector pod failed"
+	case !rt.known:
+		return "its collector's state could not be read"
+	case slices.Contains(pp.step.Waiting, name):
+		return "waiting for its previous collector pod to drop it"
+	case slices.Contains(pp.step.Repaired, name):
+		return "dropped by its collector; sent again"
+	}
+	return "not started by its collector yet"
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
 func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
-	return a.Pod == b.Pod && a.State == b.State && a.ConnectionState == b.ConnectionState
+	return a.Pod == b.Pod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
+		a.Collecting == b.Collecting && a.Message == b.Message
 }
 
 // writtenKey identifies a Target (by UID: a recreated Target starts afresh) within a Cluster.
@@ -88,7 +165,8 @@ func (r *ClusterReconciler) patchTargetState(ctx context.Context, t *operatorv1a
 
 // summarize gives the Target's printer columns: how many Clusters hold it and its worst state.
 func summarize(states map[string]operatorv1alpha1.TargetClusterState) (int32, string) {
-	rank := map[string]int{operatorv1alpha1.TargetAssigned: 0, operatorv1alpha1.TargetOrphaned: 1, operatorv1alpha1.TargetUnassigned: 2}
+	rank := map[string]int{operatorv1alpha1.TargetAssigned: 0, operatorv1alpha1.TargetPending: 1,
+		operatorv1alpha1.TargetOrphaned: 2, operatorv1alpha1.TargetUnassigned: 3}
 	var holding int32
 	worst := ""
 	for _, s := range states {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +40,8 @@ type fleet struct {
 	// serverTLS is what collectors serve with when the Cluster has spec.api.tls: the certificate the
 	// operator issued, requiring the operator's client certificate.
 	serverTLS *tls.Config
+	// collectorOptions configure every collector the fleet starts.
+	collectorOptions []fakecollector.Option
 }
 
 func newFleet(replicas int, podCapacity *int32, grace string) *fleet {
@@ -50,8 +54,13 @@ func newTLSFleet(replicas int) *fleet {
 	return startFleet(replicas, nil, "", true)
 }
 
-func startFleet(replicas int, podCapacity *int32, grace string, withTLS bool) *fleet {
-	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}}
+// newFleetOf is a fleet whose collectors are started with opts, for example fakecollector.Realistic().
+func newFleetOf(replicas int, opts ...fakecollector.Option) *fleet {
+	return startFleet(replicas, nil, "", false, opts...)
+}
+
+func startFleet(replicas int, podCapacity *int32, grace string, withTLS bool, opts ...fakecollector.Option) *fleet {
+	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}, collectorOptions: opts}
 	f.name = "fleet"
 	f.ns = fmt.Sprintf("fleet-%d", f.subnet)
 	f.port = freePort(f.ip(0))
@@ -136,10 +145,7 @@ func (f *fleet) podName(ordinal int) string { return f.name + "-" + strconv.Itoa
 
 // addPod starts a fake collector at the pod's IP and creates the Pod, Ready.
 func (f *fleet) addPod(ordinal int) {
-	col := fakecollector.New()
-	if f.serverTLS != nil {
-		col = fakecollector.New(fakecollector.WithTLS(f.serverTLS))
-	}
+	col := f.newCollector()
 	Expect(col.Start(net.JoinHostPort(f.ip(ordinal), strconv.Itoa(f.port)))).To(Succeed())
 	f.collectors[ordinal] = col
 	pod := &corev1.Pod{
@@ -151,45 +157,67 @@ func (f *fleet) addPod(ordinal int) {
 	f.setReady(ordinal, true)
 }
 
+// newCollector is a collector as the fleet's pods run it.
+func (f *fleet) newCollector() *fakecollector.Collector {
+	opts := slices.Clone(f.collectorOptions)
+	if f.serverTLS != nil {
+		opts = append(opts, fakecollector.WithTLS(f.serverTLS))
+	}
+	return fakecollector.New(opts...)
+}
+
 // restartContainer replaces the pod's collector by a fresh one on the same address (a restarted container
 // keeps its pod, its IP and only its bootstrap configuration) and reports the restart in the pod's status.
 func (f *fleet) restartContainer(ordinal int) {
 	Expect(f.collectors[ordinal].Close()).To(Succeed())
-	col := fakecollector.New()
+	col := f.newCollector()
 	Expect(col.Start(net.JoinHostPort(f.ip(ordinal), strconv.Itoa(f.port)))).To(Succeed())
 	f.collectors[ordinal] = col
-	pod := f.pod(ordinal)
-	restarts := int32(1)
-	for _, c := range pod.Status.ContainerStatuses {
-		restarts = c.RestartCount + 1
-	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test",
-		Ready: true, RestartCount: restarts}}
-	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
+	f.updatePodStatus(ordinal, func(pod *corev1.Pod) {
+		restarts := int32(1)
+		for _, c := range pod.Status.ContainerStatuses {
+			restarts = c.RestartCount + 1
+		}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test",
+			Ready: true, RestartCount: restarts}}
+	})
 }
 
+// updatePodStatus changes the pod's status as the kubelet would, retrying when the operator wrote the pod's
+// readiness gate meanwhile.
+func (f *fleet) updatePodStatus(ordinal int, change func(*corev1.Pod)) {
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(ordinal)}, pod); err != nil {
+			return err
+		}
+		change(pod)
+		return k8sClient.Status().Update(suiteCtx, pod)
+	})).To(Succeed())
+}
+
+// setReady plays the kubelet: it sets the pod's Ready condition (and drops the others).
 func (f *fleet) setReady(ordinal int, ready bool) {
-	pod := &corev1.Pod{}
-	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(ordinal)}, pod)).To(Succeed())
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	pod.Status.PodIP = f.ip(ordinal)
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
-	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
+	f.updatePodStatus(ordinal, func(pod *corev1.Pod) {
+		pod.Status.PodIP = f.ip(ordinal)
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	})
 }
 
 // setGated marks the pod as the kubelet does while the pod's readiness gate is not met: its containers are
 // ready, the pod is not.
 func (f *fleet) setGated(ordinal int) {
-	pod := f.pod(ordinal)
-	pod.Status.PodIP = f.ip(ordinal)
-	pod.Status.Conditions = []corev1.PodCondition{
-		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()},
-		{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()},
-	}
-	Expect(k8sClient.Status().Update(suiteCtx, pod)).To(Succeed())
+	f.updatePodStatus(ordinal, func(pod *corev1.Pod) {
+		pod.Status.PodIP = f.ip(ordinal)
+		pod.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()},
+		}
+	})
 }
 
 // pod is the collector pod as the API server has it.
@@ -218,9 +246,11 @@ func (f *fleet) removePod(ordinal int) {
 }
 
 func (f *fleet) scale(replicas int) {
-	c := f.cluster()
-	c.Spec.Replicas = ptr.To(int32(replicas))
-	Expect(k8sClient.Update(suiteCtx, c)).To(Succeed())
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := f.cluster()
+		c.Spec.Replicas = ptr.To(int32(replicas))
+		return k8sClient.Update(suiteCtx, c)
+	})).To(Succeed())
 }
 
 func (f *fleet) cluster() *operatorv1alpha1.Cluster {

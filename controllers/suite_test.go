@@ -110,8 +110,9 @@ func (w *writeCounter) podStatusIn(namespace string) int64 {
 // their targets' state every 2s.
 func startOperator() *operator { return startOperatorPolling(2 * time.Second) }
 
-// startOperatorPolling is startOperator with another collector poll interval.
-func startOperatorPolling(poll time.Duration) *operator {
+// startOperatorPolling is startOperator with another collector poll interval, and with the reconciler's
+// settings changed by configure.
+func startOperatorPolling(poll time.Duration, configure ...func(*controllers.ClusterReconciler)) *operator {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -157,6 +158,9 @@ func startOperatorPolling(poll time.Duration) *operator {
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
 		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
 		PollInterval: poll,
+	}
+	for _, c := range configure {
+		c(r)
 	}
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)

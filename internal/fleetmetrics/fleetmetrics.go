@@ -21,8 +21,36 @@ var (
 		Name: "gnmic_cluster_config_push_failures_total",
 		Help: "Configuration pushes to collector pods that failed.",
 	}, []string{"namespace", "cluster"})
+
+	// RepairsTotal counts targets a collector dropped and the operator sent again, by namespace and cluster.
+	RepairsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gnmic_cluster_target_repairs_total",
+		Help: "Targets a collector was sent but did not run (it dropped the change), removed and sent again.",
+	}, []string{"namespace", "cluster"})
+
+	// HandoverOverlapsTotal counts moved targets sent to their new pod before the old collector confirmed
+	// dropping them (the drop timeout expired), by namespace and cluster.
+	HandoverOverlapsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gnmic_cluster_handover_overlaps_total",
+		Help: "Moved targets sent to their new collector before the old one confirmed dropping them.",
+	}, []string{"namespace", "cluster"})
+
+	// StaleTargets is the number of targets collectors run without having been sent them (a dropped removal).
+	StaleTargets = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gnmic_cluster_stale_targets",
+		Help: "Targets collector pods run although they were not sent them (a removal the collector dropped).",
+	}, []string{"namespace", "cluster"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(MovesTotal, PushFailuresTotal)
+	metrics.Registry.MustRegister(MovesTotal, PushFailuresTotal, RepairsTotal, HandoverOverlapsTotal, StaleTargets)
+}
+
+// ForgetCluster removes the series of a deleted Cluster, so that the operator's metrics do not grow with the
+// Clusters it ever saw.
+func ForgetCluster(namespace, cluster string) {
+	for _, v := range []*prometheus.MetricVec{MovesTotal.MetricVec, PushFailuresTotal.MetricVec, RepairsTotal.MetricVec,
+		HandoverOverlapsTotal.MetricVec, StaleTargets.MetricVec} {
+		v.DeleteLabelValues(namespace, cluster)
+	}
 }

@@ -151,3 +151,22 @@ func TestEnablingAnswers200EvenWhenTheStartFailsAgainAtOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestEndedSubscriptionStopsCollectingWithTheConnectionReady(t *testing.T) {
+	c := StartForTest(t)
+	mustApply(t, c, config(map[string]string{"r1": good("r1", "a:1")}))
+	sub := ""
+	for name := range status(t, c, "r1").Subscriptions {
+		sub = name
+	}
+	c.EndSubscription("r1", sub, "rpc error: code = Unavailable desc = stream ended by device")
+	st, ok := c.TargetStatus("r1")
+	if !ok || st.State != StateRunning || st.ConnectionState != ConnectionReady || st.Subscriptions[sub] != SubscriptionStopped ||
+		st.FailedReason == "" || st.Collecting() {
+		t.Fatalf("after the device ended the stream: %+v", st)
+	}
+	c.ResumeSubscription("r1", sub)
+	if st, _ := c.TargetStatus("r1"); !st.Collecting() || st.FailedReason != "" {
+		t.Fatalf("after the stream resumed: %+v", st)
+	}
+}

@@ -111,3 +111,39 @@ func (c *Collector) ClearBlackhole(name string) {
 	defer c.mu.Unlock()
 	delete(c.blackholes, name)
 }
+
+// EndSubscription makes the device of a running target end one subscription's
+// stream, as gNMIc reports it: the target stays running with its connection
+// READY, the subscription shows stopped and the target a failed-reason, and
+// nothing is collected for it until ResumeSubscription.
+func (c *Collector) EndSubscription(name, sub, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.targets[name]
+	if !ok {
+		return
+	}
+	if t.ended == nil {
+		t.ended = map[string]string{}
+	}
+	t.ended[sub] = reason
+	t.status.FailedReason = reason
+	t.status.Subscriptions = c.subscriptionStates(t, t.subscribed)
+	c.touch(name, t)
+}
+
+// ResumeSubscription lets the device stream the subscription again.
+func (c *Collector) ResumeSubscription(name, sub string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.targets[name]
+	if !ok {
+		return
+	}
+	delete(t.ended, sub)
+	if len(t.ended) == 0 {
+		t.status.FailedReason = ""
+	}
+	t.status.Subscriptions = c.subscriptionStates(t, t.subscribed)
+	c.touch(name, t)
+}

@@ -104,7 +104,7 @@ func (c *Collector) subscriptionStates(t *target, running bool) map[string]strin
 			continue
 		}
 		states[sub] = SubscriptionStopped
-		if running {
+		if _, ended := t.ended[sub]; running && !ended {
 			states[sub] = SubscriptionRunning
 		}
 	}

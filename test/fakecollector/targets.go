@@ -19,6 +19,8 @@ type target struct {
 	// unreachable is whether its last start timed out on a device that
 	// never completed the handshake.
 	unreachable bool
+	// ended are the subscriptions whose stream the device ended, with why.
+	ended map[string]string
 	// generation invalidates a pending delayed completion of a start.
 	generation int
 	timer      *time.Timer
