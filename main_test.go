@@ -68,3 +68,12 @@ func TestPlanSubcommandRejectsBadInputWithStatus2AndOneLine(t *testing.T) {
 		t.Fatalf("want one line on stderr, got %q", stderr)
 	}
 }
+
+func TestTheOperatorRefusesABatchSizeTheCollectorWouldOverflow(t *testing.T) {
+	for _, batch := range []string{"0", "129", "1000"} {
+		_, stderr, code := runOperator(t, "", "--collector-batch-size="+batch)
+		if code != 1 || !strings.Contains(stderr, "--collector-batch-size="+batch+": must be between 1 and 128") {
+			t.Errorf("batch %s: exit %d, stderr %q", batch, code, stderr)
+		}
+	}
+}
