@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
@@ -34,6 +35,42 @@ type world struct {
 	current map[string]int
 	// apiTLS is the operator's TLS towards the collectors; nil without spec.api.tls.
 	apiTLS *apiTLS
+	// rendered is the configuration of every selected target that renders, rendered once per reconcile; each
+	// pod's configuration is cut from it. skips are the objects left out and why; renderErr is set when the
+	// configuration as a whole is invalid (then no pod can be pushed).
+	rendered  gnmic.Config
+	skips     []render.SkipError
+	renderErr error
+}
+
+// placeable are the targets placement may put on pods: those that render. A target that cannot be
+// configured is sent nowhere and takes no capacity.
+func (w *world) placeable() []string {
+	if w.renderErr != nil {
+		return w.selection.TargetNames()
+	}
+	return sortedTargetNames(w.rendered)
+}
+
+// skippedTarget is why a selected target cannot be configured, if it cannot.
+func (w *world) skippedTarget(name string) (render.SkipError, bool) {
+	for _, s := range w.skips {
+		if s.Kind == selection.KindTarget && s.Name == name {
+			return s, true
+		}
+	}
+	return render.SkipError{}, false
+}
+
+// skippedTargets counts the selected targets that cannot be configured.
+func (w *world) skippedTargets() int {
+	n := 0
+	for _, s := range w.skips {
+		if s.Kind == selection.KindTarget {
+			n++
+		}
+	}
+	return n
 }
 
 // clientTLS is the TLS configuration for the collectors' REST API, nil for plain HTTP.
@@ -96,6 +133,7 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 	}
 	w.conn.Secrets = secrets
 	w.tlsSecrets = selection.TLSSecretsOf(w.selection, w.conn.Profiles)
+	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
 	if w.apiTLS, err = r.ensureAPITLS(ctx, cluster); err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 	if c := cluster.Spec.TargetDistribution.PodCapacity; c != nil {
 		in.PodCapacity = int(*c)
 	}
-	for _, name := range w.selection.TargetNames() {
+	for _, name := range w.placeable() {
 		if o, ok := w.current[name]; ok && holding[o] {
 			plan.held[name] = o
 			continue

@@ -86,14 +86,13 @@ type podConfigs struct {
 // only once its old collector no longer holds it (see internal/handover).
 func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan,
 	runtimes collectorRuntimes, ordinals []int) pushResults {
-	results := pushResults{pods: r.collectorStatuses(cluster, w)}
-	skipped := map[string]render.SkipError{}
+	results := pushResults{pods: r.collectorStatuses(cluster, w), skipped: w.skips}
 	configs := map[int]podConfigs{}
 	in := handover.Input{BatchSize: r.batchSize(), DropTimeout: r.dropTimeout(), RepairAfter: r.repairAfter(), Now: r.now()}
 	for _, ordinal := range ordinals {
 		pp := results.pods[ordinal]
 		pp.considered = true
-		pc, err := r.podConfigs(cluster, w, pp, plan.onPod[ordinal], runtimes[ordinal], skipped)
+		pc, err := r.podConfigs(w, pp, plan.onPod[ordinal], runtimes[ordinal])
 		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].known}
 		for name := range runtimes[ordinal].targets {
 			c.Running = append(c.Running, name)
@@ -123,13 +122,6 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		}
 		pp.status.Running, pp.status.Pending = runningAndPending(plan.onPod[step.Ordinal], runtimes[step.Ordinal])
 	}
-	for _, s := range skipped {
-		results.skipped = append(results.skipped, s)
-	}
-	sort.Slice(results.skipped, func(i, j int) bool {
-		a, b := results.skipped[i], results.skipped[j]
-		return a.Kind < b.Kind || (a.Kind == b.Kind && a.Name < b.Name)
-	})
 	return results
 }
 
@@ -152,12 +144,11 @@ func (r *ClusterReconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster,
 	return out
 }
 
-// podConfigs renders what the pod should hold, together with what it still holds, and finds what its
-// collector acknowledged: from the ledger; after an operator restart from Cluster status (when it
-// acknowledged exactly the configuration now desired) or from what the collector runs; nothing for a new pod
-// or a restarted container, which hold only their bootstrap configuration.
-func (r *ClusterReconciler) podConfigs(cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, desired []string,
-	rt collectorRuntime, skipped map[string]render.SkipError) (podConfigs, error) {
+// podConfigs cuts what the pod should hold, together with what it still holds, from the fleet's rendered
+// configuration, and finds what its collector acknowledged: from the ledger; after an operator restart from
+// Cluster status (when it acknowledged exactly the configuration now desired) or from what the collector
+// runs; nothing for a new pod or a restarted container, which hold only their bootstrap configuration.
+func (r *ClusterReconciler) podConfigs(w *world, pp *podPush, desired []string, rt collectorRuntime) (podConfigs, error) {
 	var pc podConfigs
 	prior, fromStatus := []string(nil), false
 	if e, ok := r.ledger.sent(pp.pod); ok {
@@ -171,20 +162,16 @@ func (r *ClusterReconciler) podConfigs(cluster *operatorv1alpha1.Cluster, w *wor
 	} else {
 		pc.sent = &gnmic.Config{}
 	}
-	cfg, skips, err := render.PodConfig(w.selection, append(append([]string(nil), desired...), prior...), w.conn)
-	for _, s := range skips {
-		skipped[string(s.Kind)+"/"+s.Name] = s
-	}
 	pc.sentNames = prior
-	if err != nil {
-		return pc, fmt.Errorf("render configuration: %w", err)
+	if w.renderErr != nil {
+		return pc, fmt.Errorf("render configuration: %w", w.renderErr)
 	}
-	pc.rendered = cfg
+	pc.rendered = render.Subset(w.rendered, append(append([]string(nil), desired...), prior...))
 	if fromStatus {
 		// Restarted operator: the pod acknowledged a configuration whose hash status kept. When it is exactly
 		// the desired one, the pod holds its desired targets as they are now rendered.
-		final, _, err := render.PodConfig(w.selection, desired, w.conn)
-		if hash, herr := final.Hash(); err == nil && herr == nil && hash == pp.status.ConfigHash {
+		final := render.Subset(w.rendered, desired)
+		if hash, err := final.Hash(); err == nil && hash == pp.status.ConfigHash {
 			pc.sent, pc.sentNames = &final, sortedTargetNames(final)
 			r.ledger.record(pp.pod, final, hash)
 		}

@@ -49,6 +49,7 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 	st.PipelinesCount, st.TargetsCount = counts.Pipelines, counts.Targets
 	st.SubscriptionsCount, st.OutputsCount, st.InputsCount = counts.Subscriptions, counts.Outputs, counts.Inputs
 	st.UnassignedTargets = int32(len(plan.result.Unassigned))
+	st.SkippedTargets = int32(w.skippedTargets())
 	st.PodCapacity = int32(plan.result.Capacity)
 	st.ReadyReplicas = 0
 	st.Collectors = st.Collectors[:0]
@@ -68,6 +69,9 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 	st.PodStatuses = podStatuses(plan, pushed)
 	st.Summary = fmt.Sprintf("%d/%d pods ready, %d targets, %d unassigned", st.ReadyReplicas, workload.Replicas(cluster),
 		st.TargetsCount, st.UnassignedTargets)
+	if st.SkippedTargets > 0 {
+		st.Summary += fmt.Sprintf(", %d skipped", st.SkippedTargets)
+	}
 
 	r.setCapacityCondition(cluster, plan)
 	failed, applying := pushed.failedPods(), pushed.applyingPods()
@@ -127,18 +131,33 @@ func podStatuses(plan placementPlan, pushed pushResults) map[string][]string {
 	return out
 }
 
+// setCapacityCondition says whether targets are unassigned for lack of room. With no ready pod (a new
+// Cluster, a fleet restarting, replicas 0) every target is unassigned, but not because pods are full: the
+// condition says so, and raises no warning.
 func (r *ClusterReconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, plan placementPlan) {
 	n := len(plan.result.Unassigned)
 	was := meta.IsStatusConditionTrue(cluster.Status.Conditions, operatorv1alpha1.ConditionCapacityExhausted)
-	setCondition(cluster, operatorv1alpha1.ConditionCapacityExhausted, n > 0,
-		operatorv1alpha1.ReasonInsufficientCapacity, operatorv1alpha1.ReasonSufficientCapacity,
-		fmt.Sprintf("%d target(s) could not be assigned, all pods at capacity", n),
-		"every target is assigned to a pod")
+	c := metav1.Condition{Type: operatorv1alpha1.ConditionCapacityExhausted, Status: metav1.ConditionFalse,
+		Reason: operatorv1alpha1.ReasonSufficientCapacity, Message: "every target is assigned to a pod",
+		ObservedGeneration: cluster.Generation}
 	switch {
-	case n > 0 && !was:
+	case n > 0 && workload.Replicas(cluster) == 0:
+		c.Reason = operatorv1alpha1.ReasonScaledToZero
+		c.Message = fmt.Sprintf("the Cluster has 0 replicas: %d target(s) are not collected", n)
+	case n > 0 && len(plan.availability.Ready) == 0:
+		c.Reason = operatorv1alpha1.ReasonNoReadyPods
+		c.Message = fmt.Sprintf("no collector pod is ready yet: %d target(s) wait for one", n)
+	case n > 0:
+		c.Status, c.Reason = metav1.ConditionTrue, operatorv1alpha1.ReasonInsufficientCapacity
+		c.Message = fmt.Sprintf("%d target(s) could not be assigned, all pods at capacity", n)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, c)
+	exhausted := c.Status == metav1.ConditionTrue
+	switch {
+	case exhausted && !was:
 		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventCapacityExhausted,
 			"%d target(s) could not be assigned, all pods at capacity (%d per pod)", n, plan.result.Capacity)
-	case n == 0 && was:
+	case !exhausted && was && n == 0:
 		r.Recorder.Event(cluster, corev1.EventTypeNormal, EventCapacityRestored, "every target is assigned to a pod")
 	}
 }

@@ -37,7 +37,7 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 			}
 			continue
 		}
-		want := targetState(cluster, t.Name, plan, runtimes, pushed)
+		want := targetState(cluster, w, t.Name, plan, runtimes, pushed)
 		if had && sameState(have, want) {
 			continue
 		}
@@ -56,8 +56,12 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 
 // targetState is a target's entry for this Cluster: Assigned only when its pod's collector runs it, and
 // collecting only when that collector says so.
-func targetState(cluster *operatorv1alpha1.Cluster, name string, plan placementPlan, runtimes collectorRuntimes,
+func targetState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan placementPlan, runtimes collectorRuntimes,
 	pushed pushResults) operatorv1alpha1.TargetClusterState {
+	if skip, skipped := w.skippedTarget(name); skipped {
+		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetSkipped,
+			Message: "not sent to any collector: " + skip.Err.Error()}
+	}
 	ordinal, ok := plan.assignment(name)
 	if !ok {
 		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned,
@@ -166,7 +170,7 @@ func (r *ClusterReconciler) patchTargetState(ctx context.Context, t *operatorv1a
 // summarize gives the Target's printer columns: how many Clusters hold it and its worst state.
 func summarize(states map[string]operatorv1alpha1.TargetClusterState) (int32, string) {
 	rank := map[string]int{operatorv1alpha1.TargetAssigned: 0, operatorv1alpha1.TargetPending: 1,
-		operatorv1alpha1.TargetOrphaned: 2, operatorv1alpha1.TargetUnassigned: 3}
+		operatorv1alpha1.TargetOrphaned: 2, operatorv1alpha1.TargetUnassigned: 3, operatorv1alpha1.TargetSkipped: 4}
 	var holding int32
 	worst := ""
 	for _, s := range states {

@@ -224,6 +224,13 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unassigned Targets",xDescriptors="urn:alm:descriptor:text"
 	UnassignedTargets int32 `json:"unassignedTargets"`
 
+	// SkippedTargets is the number of selected targets whose configuration cannot be rendered (a missing
+	// Secret or key, a missing profile, …): they are sent to no collector and take no capacity. Each says why
+	// in its status.
+	// +kubebuilder:default=0
+	// +optional
+	SkippedTargets int32 `json:"skippedTargets"`
+
 	// SubscriptionsCount is the number of distinct subscriptions the pipelines select.
 	// +kubebuilder:default=0
 	// +optional

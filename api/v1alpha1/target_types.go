@@ -37,9 +37,10 @@ type TargetClusterState struct {
 	Pod string `json:"pod,omitempty"`
 
 	// State of the target's placement: Assigned (its pod's collector runs it), Pending (placed on a pod whose
-	// collector does not run it yet), Unassigned (every pod was at capacity) or Orphaned (its pod stopped
-	// being ready and keeps it for the grace period).
-	// +kubebuilder:validation:Enum=Assigned;Pending;Unassigned;Orphaned
+	// collector does not run it yet), Unassigned (every pod was at capacity), Orphaned (its pod stopped
+	// being ready and keeps it for the grace period) or Skipped (its configuration cannot be rendered, for
+	// example its credentials Secret is missing; the message says what is wrong).
+	// +kubebuilder:validation:Enum=Assigned;Pending;Unassigned;Orphaned;Skipped
 	// +optional
 	State string `json:"state,omitempty"`
 

@@ -23,6 +23,12 @@ const (
 const (
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 	ReasonSufficientCapacity   = "SufficientCapacity"
+	// ReasonNoReadyPods (CapacityExhausted False): no collector pod is ready yet, so no target can be placed;
+	// that is not a lack of capacity, and the autoscaler is not asked for more pods by this condition.
+	ReasonNoReadyPods = "NoReadyPods"
+	// ReasonScaledToZero (CapacityExhausted False): the Cluster has 0 replicas; its targets are not collected,
+	// by choice.
+	ReasonScaledToZero = "ScaledToZero"
 )
 
 // ConditionPodConfigured is the condition type of the readiness gate every collector pod carries
@@ -53,6 +59,10 @@ const (
 	TargetPending = "Pending"
 	// TargetUnassigned: every pod was at capacity; the target is not collected by this Cluster.
 	TargetUnassigned = "Unassigned"
+	// TargetSkipped: the target's configuration cannot be rendered (a missing Secret or key, a missing
+	// profile, a Subscription the collector cannot take): it is sent to no collector and takes no capacity.
+	// The message says what is wrong.
+	TargetSkipped = "Skipped"
 	// TargetOrphaned: the target's pod stopped being ready; it keeps the target for a grace period.
 	TargetOrphaned = "Orphaned"
 )

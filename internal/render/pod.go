@@ -190,3 +190,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Subset is the configuration of a pod that holds the named targets, cut from the configuration of every
+// target (as PodConfig renders it for all of them): those targets, the subscriptions they run, and every
+// output, input and processor. Names full does not hold are left out. Rendering the fleet once and cutting
+// each pod's part from it costs one render per target instead of one per target and pod.
+func Subset(full gnmic.Config, names []string) gnmic.Config {
+	out := gnmic.Config{Outputs: full.Outputs, Inputs: full.Inputs, Processors: full.Processors}
+	for _, name := range names {
+		t, ok := full.Targets[name]
+		if !ok {
+			continue
+		}
+		out.Targets = setKey(out.Targets, name, t)
+		subs := t.Subscriptions
+		if len(subs) == 0 {
+			subs = sortedKeys(full.Subscriptions) // a target that names none runs every subscription
+		}
+		for _, sub := range subs {
+			if sc, ok := full.Subscriptions[sub]; ok {
+				out.Subscriptions = setKey(out.Subscriptions, sub, sc)
+			}
+		}
+	}
+	return out.Normalize()
+}

@@ -170,3 +170,22 @@ func TestPodConfigDoesNotModifyItsInput(t *testing.T) {
 		t.Fatalf("the rendered config shares memory with the selection")
 	}
 }
+
+func TestSubsetOfTheFleetIsWhatThePodWouldBeRenderedAlone(t *testing.T) {
+	for _, onPod := range [][]string{nil, {"r1"}, {"r2"}, {"r1", "r2"}, {"r2", "ghost"}} {
+		f := newFixture()
+		twoSubscriptions(f)
+		all, _, err := f.render("r1", "r2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, _, err := f.render(onPod...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := Subset(all, onPod)
+		if !reflect.DeepEqual(cut, alone) {
+			t.Errorf("pod with %v: cut from the fleet\n%+v\nrendered alone\n%+v", onPod, cut, alone)
+		}
+	}
+}

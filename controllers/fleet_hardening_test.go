@@ -1,0 +1,81 @@
+package controllers_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers"
+)
+
+var _ = Describe("Cluster reconciler, reporting what it really does", func() {
+	var op *operator
+	BeforeEach(func() { op = startOperator() })
+	AfterEach(func() { op.Stop() })
+
+	It("says a Cluster without ready pods waits for one, not that its capacity is exhausted", func() {
+		f := newFleet(0, nil, "")
+		f.addTargets(0, 3)
+		Eventually(func(g Gomega) {
+			cond := condition(f.cluster(), operatorv1alpha1.ConditionCapacityExhausted)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonScaledToZero))
+			g.Expect(cond.Message).To(Equal("the Cluster has 0 replicas: 3 target(s) are not collected"))
+		}, 15*time.Second).Should(Succeed())
+
+		f.scale(1)
+		Eventually(func(g Gomega) {
+			cond := condition(f.cluster(), operatorv1alpha1.ConditionCapacityExhausted)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonNoReadyPods))
+			g.Expect(cond.Message).To(Equal("no collector pod is ready yet: 3 target(s) wait for one"))
+		}, 15*time.Second).Should(Succeed())
+
+		f.addPod(0)
+		f.converged(3, 0)
+		Expect(condition(f.cluster(), operatorv1alpha1.ConditionCapacityExhausted).Reason).To(Equal(operatorv1alpha1.ReasonSufficientCapacity))
+		Expect(f.events(controllers.EventCapacityExhausted)).To(BeEmpty(), "a warning for a fleet that only had no pod yet")
+	})
+
+	It("keeps a target whose credentials Secret is missing off the collectors and out of capacity, and says why", func() {
+		f := newFleet(1, ptr.To(int32(2)), "")
+		f.addTargets(0, 2)
+		broken := &operatorv1alpha1.TargetProfile{ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: f.ns},
+			Spec: operatorv1alpha1.TargetProfileSpec{CredentialsRef: "not-yet"}}
+		Expect(k8sClient.Create(suiteCtx, broken)).To(Succeed())
+		t := &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Name: "lonely", Namespace: f.ns,
+			Labels: map[string]string{"fleet": f.name}},
+			Spec: operatorv1alpha1.TargetSpec{Address: "10.9.9.9:57400", Profile: "broken"}}
+		Expect(k8sClient.Create(suiteCtx, t)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			c := f.cluster()
+			g.Expect(c.Status.TargetsCount).To(BeEquivalentTo(3))
+			g.Expect(c.Status.SkippedTargets).To(BeEquivalentTo(1))
+			g.Expect(c.Status.UnassignedTargets).To(BeZero(), "the skipped target took a place on a pod")
+			g.Expect(c.Status.Summary).To(Equal("1/1 pods ready, 3 targets, 0 unassigned, 1 skipped"))
+			st := f.targetState(g, "lonely")
+			g.Expect(st.State).To(Equal(operatorv1alpha1.TargetSkipped))
+			g.Expect(st.Pod).To(BeEmpty())
+			g.Expect(st.Message).To(ContainSubstring(`secret not found`))
+			g.Expect(f.collectors[0].ConfiguredTargets()).To(ConsistOf(targetName(0), targetName(1)))
+		}, 15*time.Second).Should(Succeed())
+
+		Expect(k8sClient.Create(suiteCtx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "not-yet", Namespace: f.ns},
+			StringData: map[string]string{"username": "admin", "password": password}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := f.cluster()
+			g.Expect(c.Status.SkippedTargets).To(BeZero())
+			g.Expect(c.Status.UnassignedTargets).To(BeEquivalentTo(1), "three placeable targets, room for two")
+			var lonely operatorv1alpha1.Target
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "lonely"}, &lonely)).To(Succeed())
+			g.Expect(lonely.Status.ClusterStates[f.name].State).NotTo(Equal(operatorv1alpha1.TargetSkipped))
+		}, 15*time.Second).Should(Succeed())
+	})
+})
