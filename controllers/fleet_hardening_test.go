@@ -79,3 +79,37 @@ var _ = Describe("Cluster reconciler, reporting what it really does", func() {
 		}, 15*time.Second).Should(Succeed())
 	})
 })
+
+var _ = Describe("Cluster reconciler, after a Cluster was deleted while no operator ran", func() {
+	// The Targets' informer lists every Target when the operator starts, and a Target's status entries map it
+	// to the Clusters they name: a Cluster deleted meanwhile is reconciled as gone and cleaned up.
+	It("removes the deleted Cluster's entries from its Targets' status when it starts", func() {
+		op := startOperator()
+		f := newFleet(1, nil, "")
+		f.addTargets(0, 2)
+		f.converged(2, 0)
+		op.Stop()
+
+		// The Cluster and its Pipeline go (say, `kubectl delete -f` of both); the Targets, a shared inventory, stay.
+		Expect(k8sClient.Delete(suiteCtx, f.cluster())).To(Succeed())
+		Expect(k8sClient.Delete(suiteCtx, &operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: f.ns}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &operatorv1alpha1.Cluster{})).NotTo(Succeed())
+		}, 10*time.Second).Should(Succeed())
+		Expect(f.statusPods()).To(HaveLen(2))
+		for _, pod := range f.statusPods() {
+			Expect(pod).To(Equal(f.podName(0)), "the states are still there while no operator runs")
+		}
+
+		op = startOperator()
+		defer op.Stop()
+		Eventually(func(g Gomega) {
+			var list operatorv1alpha1.TargetList
+			g.Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
+			for _, t := range list.Items {
+				g.Expect(t.Status.ClusterStates).NotTo(HaveKey(f.name), "target %s", t.Name)
+				g.Expect(t.Status.State).To(BeEmpty())
+			}
+		}, 15*time.Second).Should(Succeed())
+	})
+})
