@@ -64,6 +64,7 @@ func run(ctx context.Context, o options) error {
 		BatchSize:               o.collectorBatchSize,
 		DropTimeout:             o.handoverDropTimeout,
 		RepairAfter:             o.collectorRepairAfter,
+		CollectorSilence:        o.collectorSilence,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)

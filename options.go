@@ -33,6 +33,7 @@ type options struct {
 	collectorBatchSize    int
 	handoverDropTimeout   time.Duration
 	collectorRepairAfter  time.Duration
+	collectorSilence      time.Duration
 	metricsAPI            metricsadapter.Options
 }
 
@@ -56,6 +57,7 @@ func defaultOptions() options {
 		collectorBatchSize:    controllers.DefaultBatchSize,
 		handoverDropTimeout:   controllers.DefaultDropTimeout,
 		collectorRepairAfter:  controllers.DefaultRepairAfter,
+		collectorSilence:      controllers.DefaultCollectorSilence,
 		metricsAPI:            metricsadapter.DefaultOptions(),
 	}
 }
@@ -100,6 +102,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 			"(reported as a possible overlap).")
 	fs.DurationVar(&o.collectorRepairAfter, "collector-repair-after", o.collectorRepairAfter,
 		"How long a collector may act on none of its outstanding changes before they count as dropped and are sent again.")
+	fs.DurationVar(&o.collectorSilence, "collector-unreachable-timeout", o.collectorSilence,
+		"How long a collector whose pod looks ready may fail to answer before its pod counts as unavailable and "+
+			"its grace period runs (from the first unanswered request).")
 	o.metricsAPI.BindFlags(fs)
 }
 
@@ -109,8 +114,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("--collector-batch-size=%d: must be between 1 and 128 (gNMIc drops target changes beyond "+
 			"its 128-entry buffer)", o.collectorBatchSize)
 	}
-	if o.handoverDropTimeout <= 0 || o.collectorRepairAfter <= 0 {
-		return fmt.Errorf("--handover-drop-timeout and --collector-repair-after must be positive")
+	if o.handoverDropTimeout <= 0 || o.collectorRepairAfter <= 0 || o.collectorSilence <= 0 {
+		return fmt.Errorf("--handover-drop-timeout, --collector-repair-after and --collector-unreachable-timeout must be positive")
 	}
 	return nil
 }

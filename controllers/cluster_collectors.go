@@ -38,7 +38,7 @@ func (c collectorRuntimes) runs(ordinal int, target string) (gnmic.TargetStatus,
 func pushablePods(w *world, plan placementPlan, replicas int) []int {
 	out := append([]int(nil), plan.availability.Ready...)
 	for ordinal, pod := range w.pods {
-		if ordinal < replicas {
+		if _, lost := w.lost[ordinal]; ordinal < replicas || lost {
 			continue
 		}
 		if ready, _ := podReadiness(pod); ready {

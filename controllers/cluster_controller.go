@@ -46,6 +46,9 @@ type ClusterReconciler struct {
 	// RepairAfter is how long a collector may act on none of its outstanding changes before they count as
 	// dropped; zero means DefaultRepairAfter.
 	RepairAfter time.Duration
+	// CollectorSilence is how long a collector whose pod looks ready may fail to answer before its pod counts
+	// as unavailable; zero means DefaultCollectorSilence.
+	CollectorSilence time.Duration
 
 	restarts restartBackoff
 	streams  *stateStreams
@@ -57,6 +60,10 @@ type ClusterReconciler struct {
 	// from a stale view must not write the same thing twice.
 	written    sync.Map
 	configured sync.Map
+	// silence holds, per Cluster, since when each collector asked and not answering has been silent;
+	// nodesMissing since when each Node that pods name was first seen missing.
+	silence      sync.Map
+	nodesMissing sync.Map
 	// missingSince holds, per Cluster, when each desired pod ordinal now missing was first seen missing:
 	// the grace period of a pod that is not recreated runs from then.
 	missingSince sync.Map
@@ -75,6 +82,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			}
 			r.missingSince.Delete(req.NamespacedName)
 			r.handovers.Delete(req.NamespacedName)
+			r.silence.Delete(req.NamespacedName)
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)
@@ -95,7 +103,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	plan := r.place(&cluster, world)
 	reachable := pushablePods(world, plan, int(workload.Replicas(&cluster)))
-	runtimes := r.readCollectors(ctx, &cluster, world, reachable)
+	asked := append(append([]int(nil), reachable...), world.silentPods()...)
+	runtimes := r.readCollectors(ctx, &cluster, world, asked)
+	r.recordSilence(req.NamespacedName, world, asked, runtimes)
 	pushed := r.push(ctx, &cluster, world, plan, runtimes, reachable)
 	r.rereadPushed(ctx, &cluster, world, runtimes, pushed)
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
@@ -122,7 +132,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if gateErr != nil {
 		return ctrl.Result{}, gateErr
 	}
-	next := r.nextLook(plan, runtimes, pushed, nextRestart)
+	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName))
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),
 		"moves", len(plan.result.Moves), "requeueAfter", next)
 	return ctrl.Result{RequeueAfter: next}, nil
@@ -170,7 +180,8 @@ func (r *ClusterReconciler) now() time.Time {
 // nextLook is when the Cluster must be looked at again although nothing in the API changed: when a pod's
 // grace period ends, when a failed target may be restarted, when a handover wait times out or a repair falls
 // due, soon while collectors still work off what they were sent, or the collector polling backstop.
-func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart time.Time) time.Duration {
+func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
+	silenceEnds time.Time) time.Duration {
 	poll := r.PollInterval
 	if poll == 0 {
 		poll = 60 * time.Second
@@ -184,7 +195,7 @@ func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRunti
 		next = min(next, applyingLook)
 	}
 	now := r.now()
-	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook} {
+	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook, silenceEnds} {
 		if !at.IsZero() {
 			next = min(next, max(at.Sub(now), 100*time.Millisecond))
 		}

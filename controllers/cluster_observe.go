@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +32,8 @@ type world struct {
 	tlsSecrets []string
 	// pods are the Cluster's collector pods by ordinal.
 	pods map[int]*corev1.Pod
+	// lost are the pods that look ready but cannot serve (their Node is lost, or their collector is silent).
+	lost map[int]lostPod
 	// current is each target's pod ordinal as its status records it.
 	current map[string]int
 	// apiTLS is the operator's TLS towards the collectors; nil without spec.api.tls.
@@ -41,6 +44,19 @@ type world struct {
 	rendered  gnmic.Config
 	skips     []render.SkipError
 	renderErr error
+}
+
+// silentPods are the lost pods that only their collector's silence makes lost: they are still asked for
+// their state, to notice when they answer again.
+func (w *world) silentPods() []int {
+	var out []int
+	for ordinal, l := range w.lost {
+		if l.silent {
+			out = append(out, ordinal)
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // placeable are the targets placement may put on pods: those that render. A target that cannot be
@@ -143,6 +159,9 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 		if ordinal, ok := workload.PodOrdinal(cluster, p.Name); ok && p.DeletionTimestamp.IsZero() {
 			w.pods[ordinal] = p
 		}
+	}
+	if w.lost, err = r.findLostPods(ctx, client.ObjectKeyFromObject(cluster), w); err != nil {
+		return nil, err
 	}
 	for _, st := range w.selection.Targets {
 		state, ok := st.Target.Status.ClusterStates[cluster.Name]

@@ -43,6 +43,9 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 	pods := make([]availability.Pod, 0, replicas)
 	for ordinal, pod := range w.pods {
 		ready, since := podReadiness(pod)
+		if l, lost := w.lost[ordinal]; lost {
+			ready, since = false, l.since
+		}
 		pods = append(pods, availability.Pod{Ordinal: ordinal, Ready: ready, UnreadySince: since})
 	}
 	// A missing pod has no condition to date its absence: its grace period runs from when this process first

@@ -7,11 +7,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -39,6 +41,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNode), builder.WithPredicates(nodeAvailabilityChanged())).
 		Watches(&operatorv1alpha1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&operatorv1alpha1.Target{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfTarget), specOrLabels).
 		Watches(&operatorv1alpha1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindSubscription)), specOrLabels).
@@ -136,4 +139,28 @@ func (r *ClusterReconciler) clustersUsingProfiles(ctx context.Context, namespace
 		clusters = append(clusters, selection.ClustersUsingProfile(p, targets.Items, pipelines)...)
 	}
 	return clusters
+}
+
+// nodeAvailabilityChanged passes Node events that can change whether its pods can serve: creation, deletion,
+// a change of its Ready condition or of its taints. Nodes' frequent heartbeats pass nothing.
+func nodeAvailabilityChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*corev1.Node)
+			after, ok2 := e.ObjectNew.(*corev1.Node)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return nodeReady(before) != nodeReady(after) || !equality.Semantic.DeepEqual(before.Spec.Taints, after.Spec.Taints)
+		},
+	}
+}
+
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
 }

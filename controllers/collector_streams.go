@@ -115,6 +115,9 @@ func (s *stateStreams) follow(ctx context.Context, cluster types.NamespacedName,
 			return
 		}
 		log.FromContext(ctx).V(1).Info("collector event stream ended, reconnecting", "error", errString(err), "in", backoff)
+		// A broken stream may be a collector gone silent: the Cluster looks at it now rather than at its next
+		// poll, so that its silence (and the grace period of its pod) starts without delay.
+		s.notify(cluster)
 		if time.Since(began) > streamBackoffMax {
 			backoff = time.Second
 		}

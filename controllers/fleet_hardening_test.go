@@ -113,3 +113,55 @@ var _ = Describe("Cluster reconciler, after a Cluster was deleted while no opera
 		}, 15*time.Second).Should(Succeed())
 	})
 })
+
+var _ = Describe("Cluster reconciler, when a pod looks ready but cannot serve", func() {
+	var op *operator
+	AfterEach(func() { op.Stop() })
+
+	// placedWithin waits until every one of n targets runs on the collector of pod 0, and says how long it took.
+	placedWithin := func(f *fleet, n int, limit time.Duration) time.Duration {
+		began := time.Now()
+		Eventually(func() []string { return f.collectors[0].Targets() }, limit, 50*time.Millisecond).Should(HaveLen(n))
+		return time.Since(began)
+	}
+
+	It("moves the targets of a pod whose Node is gone after the grace period, without waiting for the pod garbage collector", func() {
+		op = startOperator()
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + metav1.NewTime(time.Now()).Format("150405.000000")}}
+		Expect(k8sClient.Create(suiteCtx, node)).To(Succeed())
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		Expect(k8sClient.Status().Update(suiteCtx, node)).To(Succeed())
+
+		f := newFleet(1, nil, "3s")
+		f.scale(2)
+		f.addPodOn(1, node.Name)
+		f.addTargets(0, 10)
+		held := f.converged(10, 0)
+		Expect(held[1]).NotTo(BeEmpty())
+
+		// The Node goes, and its pod's collector with it; the Pod object stays Ready, as it does until the pod
+		// garbage collector removes it.
+		Expect(k8sClient.Delete(suiteCtx, node)).To(Succeed())
+		Expect(f.collectors[1].Close()).To(Succeed())
+		took := placedWithin(f, 10, 20*time.Second)
+		GinkgoWriter.Printf("all targets on the surviving pod %v after the node was deleted (grace 3s)\n", took)
+		Expect(took).To(BeNumerically(">=", 2500*time.Millisecond), "the grace period was not kept")
+		Expect(f.pod(1).Status.Conditions).To(ContainElement(HaveField("Type", corev1.PodReady)))
+	})
+
+	// The grace period runs from the collector's first unanswered request, as it runs from a pod's last
+	// transition to unready.
+	It("moves the targets of a pod whose collector stopped answering, once it was silent and after the grace period", func() {
+		op = startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.CollectorSilence = time.Second })
+		f := newFleet(2, nil, "3s")
+		f.addTargets(0, 10)
+		held := f.converged(10, 0)
+		Expect(held[1]).NotTo(BeEmpty())
+
+		Expect(f.collectors[1].Close()).To(Succeed())
+		took := placedWithin(f, 10, 20*time.Second)
+		GinkgoWriter.Printf("all targets on the answering pod %v after the other collector went silent (silence 1s, grace 3s)\n", took)
+		Expect(took).To(BeNumerically(">=", 2500*time.Millisecond), "the grace period was not kept")
+	})
+})

@@ -144,14 +144,17 @@ func (f *fleet) deleteTarget(i int) {
 func (f *fleet) podName(ordinal int) string { return f.name + "-" + strconv.Itoa(ordinal) }
 
 // addPod starts a fake collector at the pod's IP and creates the Pod, Ready.
-func (f *fleet) addPod(ordinal int) {
+func (f *fleet) addPod(ordinal int) { f.addPodOn(ordinal, "") }
+
+// addPodOn is addPod for a pod bound to a Node.
+func (f *fleet) addPodOn(ordinal int, node string) {
 	col := f.newCollector()
 	Expect(col.Start(net.JoinHostPort(f.ip(ordinal), strconv.Itoa(f.port)))).To(Succeed())
 	f.collectors[ordinal] = col
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: f.podName(ordinal), Namespace: f.ns,
 			Labels: map[string]string{operatorv1alpha1.ClusterLabel: f.name}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test"}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test"}}},
 	}
 	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
 	f.setReady(ordinal, true)
