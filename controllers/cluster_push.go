@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -42,6 +43,12 @@ type podPush struct {
 	step       handover.Step
 	pushed     bool
 	err        error
+	// rejected is true when the collector refused the configuration (400); sharedRejection when the part
+	// every pod shares (outputs, inputs, processors) is what no collector of the Cluster accepted, so that
+	// every pod would refuse it: then the pods keep serving what they hold and stay Ready.
+	rejected, sharedRejection bool
+	// sharedPart fingerprints the outputs, inputs and processors of the configuration last tried.
+	sharedPart string
 }
 
 // pushResults are the outcomes of one reconcile's pushes.
@@ -54,6 +61,11 @@ type pushResults struct {
 
 func (p pushResults) failedPods() []string {
 	return p.podNames(func(pp *podPush) bool { return pp.err != nil })
+}
+
+// sharedRejections are the pods that refused a configuration every pod would refuse.
+func (p pushResults) sharedRejections() []string {
+	return p.podNames(func(pp *podPush) bool { return pp.err != nil && pp.sharedRejection })
 }
 
 // applyingPods are the pods whose collectors do not run their whole configuration yet.
@@ -122,6 +134,7 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		}
 		pp.status.Running, pp.status.Pending = runningAndPending(plan.onPod[step.Ordinal], runtimes[step.Ordinal])
 	}
+	r.classifyRejections(results)
 	return results
 }
 
@@ -221,6 +234,9 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 	if err != nil {
 		pp.err = fmt.Errorf("push configuration to pod %s: %w", pp.pod.Name, err)
 		pp.status.Error = pp.err.Error()
+		var rejected *gnmic.ConfigRejectedError
+		pp.rejected = errors.As(err, &rejected)
+		pp.sharedPart = sharedPart(cfg)
 		logger.Error(err, "push failed")
 		return
 	}
@@ -234,6 +250,30 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 	logger.Info("configuration applied", "targets", len(cfg.Targets), "added", len(pp.step.Added),
 		"removed", len(pp.step.Removed)+len(pp.step.Repaired), "updated", len(pp.step.Update)-len(pp.step.Added),
 		"queued", pp.step.Queued, "waiting", len(pp.step.Waiting), "hash", hash)
+}
+
+// classifyRejections tells, for every pod that refused its configuration, whether the refusal is one every
+// pod shares: its outputs, inputs and processors are not what any collector of the Cluster accepted. A
+// rejection of a shared part that another collector holds is the pod's own (or its targets').
+func (r *ClusterReconciler) classifyRejections(results pushResults) {
+	accepted := map[string]bool{}
+	for _, pp := range results.pods {
+		if e, ok := r.ledger.sent(pp.pod); ok {
+			accepted[sharedPart(e.config)] = true
+		}
+	}
+	for _, pp := range results.pods {
+		pp.sharedRejection = pp.rejected && !accepted[pp.sharedPart]
+	}
+}
+
+// sharedPart fingerprints what every pod of a Cluster receives alike: its outputs, inputs and processors.
+func sharedPart(cfg gnmic.Config) string {
+	hash, err := gnmic.Config{Outputs: cfg.Outputs, Inputs: cfg.Inputs, Processors: cfg.Processors}.Hash()
+	if err != nil {
+		return ""
+	}
+	return hash
 }
 
 // stepConfig is the configuration that carries a handover step: the step's targets, the updated and added

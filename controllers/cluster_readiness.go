@@ -74,19 +74,28 @@ func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, plan place
 // ordinary rebalancing does not flap the pod's readiness, unless the push fails or the collector dropped
 // targets it was sent.
 func wantConfigured(pp *podPush) configuredCondition {
-	if pp.err != nil {
-		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigPushFailed,
-			message: pp.err.Error()}
-	}
 	// The messages name no target count: it would change with every push, and each change would cost a pod
 	// write (and wake every watcher of the pod). status.collectors of the Cluster has the counts.
 	applied := configuredCondition{status: corev1.ConditionTrue, reason: operatorv1alpha1.ReasonPodConfigApplied,
 		message: "holds its configuration"}
+	have := podCondition(pp.pod, operatorv1alpha1.ConditionPodConfigured)
+	heldBefore := have != nil && have.Status == corev1.ConditionTrue && have.Reason == applied.reason
+	switch {
+	case pp.err != nil && pp.sharedRejection && heldBefore:
+		// Every pod refuses this configuration: the pod keeps serving what it holds. Turning every gate False
+		// would make the PodDisruptionBudget block every eviction and stall rollouts, for nothing.
+		return applied
+	case pp.err != nil && pp.sharedRejection:
+		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigRejected,
+			message: pp.err.Error()}
+	case pp.err != nil:
+		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigPushFailed,
+			message: pp.err.Error()}
+	}
 	if pp.step.Settled {
 		return applied
 	}
-	if have := podCondition(pp.pod, operatorv1alpha1.ConditionPodConfigured); have != nil &&
-		have.Status == corev1.ConditionTrue && have.Reason == applied.reason && len(pp.step.Repaired) == 0 {
+	if heldBefore && len(pp.step.Repaired) == 0 {
 		return applied
 	}
 	return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigApplying,

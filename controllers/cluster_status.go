@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/placement"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
@@ -28,6 +30,8 @@ const (
 	EventCapacityRestored  = "CapacityRestored"
 	EventPushFailed        = "PushFailed"
 	EventTargetsSkipped    = "TargetsSkipped"
+	// EventConfigurationRejected: the collectors refuse what every pod receives alike (a bad Output, say).
+	EventConfigurationRejected = "ConfigurationRejected"
 	// EventTargetsRepaired: a collector dropped targets it was sent (its change buffer overflowed, or it lost
 	// them otherwise); they are removed and sent again.
 	EventTargetsRepaired = "TargetsRepaired"
@@ -77,7 +81,12 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 	failed, applying := pushed.failedPods(), pushed.applyingPods()
 	applied := metav1.Condition{Type: operatorv1alpha1.ConditionConfigApplied, Status: metav1.ConditionTrue,
 		Reason: "Applied", Message: "every ready collector pod runs its configuration", ObservedGeneration: cluster.Generation}
+	shared := pushed.sharedRejections()
 	switch {
+	case len(shared) > 0:
+		applied.Status, applied.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonPodConfigRejected
+		applied.Message = fmt.Sprintf("the collectors refuse the Cluster's outputs, inputs or processors, which no collector "+
+			"accepted before; pods keep what they hold: %s", rejectionOf(pushed, shared[0]))
 	case len(failed) > 0:
 		applied.Status, applied.Reason = metav1.ConditionFalse, "PushFailed"
 		applied.Message = fmt.Sprintf("configuration not applied to pod(s) %s", strings.Join(failed, ", "))
@@ -181,11 +190,14 @@ func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan p
 		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
 			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))
 	}
-	for _, name := range pushed.failedPods() {
-		for _, pp := range pushed.pods {
-			if pp.pod.Name == name {
-				r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventPushFailed, "pod %s: %v", name, pp.err)
-			}
+	if shared := pushed.sharedRejections(); len(shared) > 0 {
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventConfigurationRejected,
+			"%d pod(s) refuse the Cluster's outputs, inputs or processors; they keep what they hold: %s",
+			len(shared), rejectionOf(pushed, shared[0]))
+	}
+	for _, pp := range pushed.pods {
+		if pp.err != nil && !pp.sharedRejection {
+			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventPushFailed, "pod %s: %v", pp.pod.Name, pp.err)
 		}
 	}
 	if len(pushed.skipped) > 0 {
@@ -269,4 +281,18 @@ func gaugeValue(g prometheus.Gauge) float64 {
 		return 0
 	}
 	return m.Gauge.GetValue()
+}
+
+// rejectionOf is the collector's own words for a pod's refused push.
+func rejectionOf(pushed pushResults, pod string) string {
+	for _, pp := range pushed.pods {
+		if pp.pod.Name == pod && pp.err != nil {
+			var rejected *gnmic.ConfigRejectedError
+			if errors.As(pp.err, &rejected) {
+				return strings.Join(rejected.Errors, "; ")
+			}
+			return pp.err.Error()
+		}
+	}
+	return ""
 }

@@ -6,7 +6,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -163,5 +165,71 @@ var _ = Describe("Cluster reconciler, when a pod looks ready but cannot serve", 
 		took := placedWithin(f, 10, 20*time.Second)
 		GinkgoWriter.Printf("all targets on the answering pod %v after the other collector went silent (silence 1s, grace 3s)\n", took)
 		Expect(took).To(BeNumerically(">=", 2500*time.Millisecond), "the grace period was not kept")
+	})
+})
+
+var _ = Describe("Cluster reconciler, when collectors refuse a configuration", func() {
+	var op *operator
+	BeforeEach(func() { op = startOperator() })
+	AfterEach(func() { op.Stop() })
+
+	// changeOutput gives the fleet's output a new setting, so that every pod gets a new configuration.
+	changeOutput := func(f *fleet, filename string) {
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var o operatorv1alpha1.Output
+			if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "file"}, &o); err != nil {
+				return err
+			}
+			o.Spec.Config = map[string]apiextensionsv1.JSON{"filename": {Raw: []byte(`"` + filename + `"`)}}
+			return k8sClient.Update(suiteCtx, &o)
+		})).To(Succeed())
+	}
+	gatesOf := func(f *fleet) []corev1.ConditionStatus {
+		return []corev1.ConditionStatus{f.configured(0).Status, f.configured(1).Status}
+	}
+
+	It("keeps every pod Ready when all collectors refuse the Cluster's outputs, and names the error", func() {
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 4)
+		f.converged(4, 0)
+		Eventually(func() []corev1.ConditionStatus { return gatesOf(f) }, 10*time.Second).Should(HaveEach(corev1.ConditionTrue))
+
+		for _, col := range f.collectors {
+			col.FailApply(400, `validate error: output "file": unknown format "csv"`)
+		}
+		changeOutput(f, "/telemetry/out.csv")
+		Eventually(func(g Gomega) {
+			cond := condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonPodConfigRejected))
+			g.Expect(cond.Message).To(ContainSubstring(`output "file": unknown format "csv"`))
+		}, 15*time.Second).Should(Succeed())
+		Consistently(func() []corev1.ConditionStatus { return gatesOf(f) }, 3*time.Second, 200*time.Millisecond).
+			Should(HaveEach(corev1.ConditionTrue), "a configuration error every pod shares made pods unready")
+		Expect(f.events(controllers.EventConfigurationRejected)).NotTo(BeEmpty())
+		Expect(f.events(controllers.EventPushFailed)).To(BeEmpty())
+
+		for _, col := range f.collectors {
+			col.ClearApplyFailure()
+		}
+		Eventually(func() metav1.ConditionStatus {
+			return condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied).Status
+		}, 30*time.Second).Should(Equal(metav1.ConditionTrue))
+	})
+
+	It("turns only the refusing pod's gate False when the others accept the same outputs", func() {
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 4)
+		f.converged(4, 0)
+		Eventually(func() []corev1.ConditionStatus { return gatesOf(f) }, 10*time.Second).Should(HaveEach(corev1.ConditionTrue))
+
+		f.collectors[1].FailApply(400, "validate error: disk full")
+		changeOutput(f, "/telemetry/out.json")
+		Eventually(func(g Gomega) {
+			g.Expect(f.configured(1).Status).To(Equal(corev1.ConditionFalse))
+			g.Expect(f.configured(1).Reason).To(Equal(operatorv1alpha1.ReasonPodConfigPushFailed))
+			g.Expect(condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied).Reason).To(Equal("PushFailed"))
+		}, 15*time.Second).Should(Succeed())
+		Expect(f.configured(0).Status).To(Equal(corev1.ConditionTrue))
 	})
 })

@@ -44,6 +44,9 @@ const (
 	ReasonPodConfigApplied = "Applied"
 	// ReasonPodConfigPushFailed: the configuration could not be rendered or pushed; the message says why.
 	ReasonPodConfigPushFailed = "PushFailed"
+	// ReasonPodConfigRejected: the collector refused a configuration that every pod of the Cluster refuses (a
+	// bad Output, say); a pod that held its configuration keeps it, and its gate, until the error is fixed.
+	ReasonPodConfigRejected = "ConfigurationRejected"
 	// ReasonPodConfigApplying: the pod's collector does not run its whole configuration yet (batches still to
 	// send, targets waiting for their old pod to drop them, or targets the collector dropped being sent again).
 	ReasonPodConfigApplying = "Applying"
