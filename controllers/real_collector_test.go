@@ -1,6 +1,8 @@
 package controllers_test
 
 import (
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -265,3 +267,28 @@ func watchTargetStatuses(f *fleet, judge func(name string, st operatorv1alpha1.T
 		return wrong
 	})
 }
+
+var _ = Describe("Cluster reconciler, when a collector loses its configuration behind the operator's back", func() {
+	It("sends it its targets again, in batches, and says so", func() {
+		op := startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.RepairAfter = time.Second })
+		defer op.Stop()
+		f := newFleetOf(1, fakecollector.Realistic())
+		f.addTargets(0, 120)
+		f.converged(120, 0)
+		f.collecting(120)
+
+		// (120: a reset of more than 128 targets would itself overflow the collector's buffer and leave some
+		// running.) Someone resets the collector (or its process restarts inside the same container): it runs nothing,
+		// and the pod's status shows no container restart.
+		resp, err := http.Post(f.collectors[0].URL()+"/api/v1/config/apply", "application/json", strings.NewReader("{}"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		resp.Body.Close()
+		Eventually(f.collectors[0].Targets, 5*time.Second).Should(BeEmpty())
+
+		f.collecting(120)
+		Expect(f.collectors[0].Targets()).To(HaveLen(120))
+		Expect(f.collectors[0].Dropped()).To(BeZero())
+		Expect(f.events(controllers.EventTargetsRepaired)).NotTo(BeEmpty())
+	})
+})
