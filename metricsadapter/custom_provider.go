@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,7 +39,8 @@ func (p *CustomProvider) ListAllMetrics() []provider.CustomMetricInfo {
 }
 
 // GetMetricByName answers for one pod (the targets it acknowledged) or one Cluster (the sum over its pods).
-// An object that does not exist holds no target: its value is 0.
+// A pod that does not exist holds no target: its value is 0. A Cluster that does not exist is a NotFound
+// error: an HPA naming it (an Object metric) must not read 0 and scale down.
 func (p *CustomProvider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValue, error) {
 	if err := p.check(info); err != nil {
 		return nil, err
@@ -47,6 +49,9 @@ func (p *CustomProvider) GetMetricByName(ctx context.Context, name types.Namespa
 		cluster, err := p.fleet.cluster(ctx, name)
 		if err != nil {
 			return nil, err
+		}
+		if cluster == nil {
+			return nil, apierrors.NewNotFound(clustersResource, name.Name)
 		}
 		v := p.value(clusterReference(name.Namespace, name.Name), clusterTargetsPresent(cluster))
 		return &v, nil
@@ -68,8 +73,9 @@ func (p *CustomProvider) GetMetricByName(ctx context.Context, name types.Namespa
 }
 
 // GetMetricBySelector answers one value for every pod (or Cluster) the label selector matches, 0 for those
-// holding no target. When nothing matches it still answers one item of value 0, with an empty name: an
-// empty list would be an error for the autoscaler.
+// holding no target. Clusters are selected as external metrics select them (their own labels plus
+// cluster=<name>; a NotFound error when none matches). When no pod matches it still answers one item of
+// value 0, with an empty name: an empty list would be an error for the autoscaler.
 func (p *CustomProvider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
 	if err := p.check(info); err != nil {
 		return nil, err
@@ -79,16 +85,13 @@ func (p *CustomProvider) GetMetricBySelector(ctx context.Context, namespace stri
 	}
 	var items []custom_metrics.MetricValue
 	if info.GroupResource == clustersResource {
-		clusters, err := p.fleet.clusters(ctx, namespace, selector)
+		clusters, err := p.fleet.matchingClusters(ctx, namespace, selector)
 		if err != nil {
 			return nil, err
 		}
 		items = make([]custom_metrics.MetricValue, 0, len(clusters))
 		for i := range clusters {
 			items = append(items, p.value(clusterReference(namespace, clusters[i].Name), clusterTargetsPresent(&clusters[i])))
-		}
-		if len(items) == 0 {
-			items = append(items, p.value(clusterReference(namespace, ""), 0))
 		}
 		return &custom_metrics.MetricValueList{Items: items}, nil
 	}

@@ -2,8 +2,10 @@ package metricsadapter
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -94,14 +96,82 @@ func TestTargetsPresentAnswersOneZeroItemWhenNoPodMatches(t *testing.T) {
 	custom, _ := testProviders(fakeReader(t, cluster("edge", 0, 7)))
 	selector := labels.SelectorFromSet(labels.Set{operatorv1alpha1.ClusterLabel: "absent"})
 
-	for _, info := range []provider.CustomMetricInfo{podsInfo(), clustersInfo()} {
-		list, err := custom.GetMetricBySelector(context.Background(), testNamespace, selector, info, labels.Everything())
-		if err != nil {
-			t.Fatal(err)
+	list, err := custom.GetMetricBySelector(context.Background(), testNamespace, selector, podsInfo(), labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Value.Value() != 0 {
+		t.Errorf("%d items, want one item of value 0", len(list.Items))
+	}
+}
+
+func TestTargetsPresentOfClustersBySelectorMatchesTheirLabelsAndName(t *testing.T) {
+	custom, _ := labelledFleet(t)
+
+	cases := []struct {
+		name, selector string
+		want           map[string]int64
+	}{
+		{"every Cluster without a selector", "", map[string]int64{"edge": 12, "core": 3, "lab": 0, "canary": 1}},
+		{"one Cluster by name, not another Cluster carrying a label cluster of that value", "cluster=edge",
+			map[string]int64{"edge": 12}},
+		{"Clusters by a set of names", "cluster in (core,lab)", map[string]int64{"core": 3, "lab": 0}},
+		{"Clusters by their own label", "tier=gold", map[string]int64{"edge": 12, "canary": 1}},
+		{"a name and an own label together", "cluster=edge,site=par", map[string]int64{"edge": 12}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			list, err := custom.GetMetricBySelector(context.Background(), testNamespace, parseSelector(t, tc.selector),
+				clustersInfo(), labels.Everything())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int64{}
+			for _, item := range list.Items {
+				got[item.DescribedObject.Name] = item.Value.Value()
+			}
+			if len(got) != len(tc.want) || len(list.Items) != len(tc.want) {
+				t.Fatalf("values %v, want %v", got, tc.want)
+			}
+			for name, n := range tc.want {
+				if v, ok := got[name]; !ok || v != n {
+					t.Errorf("cluster %q: %d (present %t), want %d", name, v, ok, n)
+				}
+			}
+		})
+	}
+}
+
+func TestTargetsPresentOfClustersRefusesSelectorsThatFindNoCluster(t *testing.T) {
+	custom, _ := labelledFleet(t)
+
+	for selector, message := range map[string]string{
+		"cluster=edgee":            `Cluster "edgee" not found in namespace "telemetry"`,
+		"tier=glod":                `no Cluster in namespace "telemetry" matches "tier=glod"`,
+		"cluster=edge,tier=silver": `no Cluster in namespace "telemetry" matches "cluster=edge,tier=silver"`,
+	} {
+		list, err := custom.GetMetricBySelector(context.Background(), testNamespace, parseSelector(t, selector),
+			clustersInfo(), labels.Everything())
+		if err == nil {
+			t.Errorf("%s: answered %v, want a not-found error", selector, list.Items)
+			continue
 		}
-		if len(list.Items) != 1 || list.Items[0].Value.Value() != 0 {
-			t.Errorf("%s: %d items, want one item of value 0", info.GroupResource, len(list.Items))
+		if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), message) {
+			t.Errorf("%s: error %q, want a not-found error containing %q", selector, err, message)
 		}
+	}
+}
+
+func TestTargetsPresentOfAnAbsentClusterByNameIsNotFound(t *testing.T) {
+	custom, _ := testProviders(fakeReader(t, cluster("edge", 0, 7)))
+
+	value, err := custom.GetMetricByName(context.Background(), types.NamespacedName{Namespace: testNamespace, Name: "edgee"},
+		clustersInfo(), labels.Everything())
+	if err == nil {
+		t.Fatalf("answered %s = %d, want a not-found error", value.DescribedObject.Name, value.Value.Value())
+	}
+	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `"edgee" not found`) {
+		t.Errorf("error %q, want a not-found error naming the Cluster", err)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
@@ -18,7 +17,11 @@ import (
 // externalMetrics maps each external metric to the Cluster status figure it reports.
 var externalMetrics = map[string]func(*operatorv1alpha1.Cluster) int64{
 	UnassignedTargetsMetric: func(c *operatorv1alpha1.Cluster) int64 { return int64(c.Status.UnassignedTargets) },
-	TargetsDemandMetric:     func(c *operatorv1alpha1.Cluster) int64 { return int64(c.Status.TargetsCount) },
+	// Demand counts the targets that can be placed: a skipped target (its configuration cannot be rendered)
+	// takes no room on any pod.
+	TargetsDemandMetric: func(c *operatorv1alpha1.Cluster) int64 {
+		return int64(c.Status.TargetsCount - c.Status.SkippedTargets)
+	},
 }
 
 // ExternalProvider serves unassigned_targets and targets_demand per Cluster from the manager's cache.
@@ -34,9 +37,9 @@ func (p *ExternalProvider) ListAllExternalMetrics() []provider.ExternalMetricInf
 	return []provider.ExternalMetricInfo{{Metric: UnassignedTargetsMetric}, {Metric: TargetsDemandMetric}}
 }
 
-// GetExternalMetric answers one value per Cluster of the namespace whose label set {cluster=<name>} the
-// metric selector matches. When none matches it answers one item of value 0, labelled with the Cluster the
-// selector names by equality (cluster="" otherwise), because the autoscaler treats an empty list as an error.
+// GetExternalMetric answers one value per Cluster of the namespace whose labels, its own plus
+// cluster=<name>, the metric selector matches; each value is labelled with that label set. A selector that
+// names a Cluster that does not exist, or matches no Cluster, is a NotFound error naming what is missing.
 func (p *ExternalProvider) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
 	figure, ok := externalMetrics[info.Metric]
 	if !ok {
@@ -45,50 +48,19 @@ func (p *ExternalProvider) GetExternalMetric(ctx context.Context, namespace stri
 	if metricSelector == nil {
 		metricSelector = labels.Everything()
 	}
-	clusters, err := p.selectClusters(ctx, namespace, metricSelector)
+	clusters, err := p.fleet.matchingClusters(ctx, namespace, metricSelector)
 	if err != nil {
 		return nil, err
 	}
 	now := metav1.NewTime(p.now())
-	items := make([]external_metrics.ExternalMetricValue, 0, max(len(clusters), 1))
+	items := make([]external_metrics.ExternalMetricValue, 0, len(clusters))
 	for i := range clusters {
 		items = append(items, external_metrics.ExternalMetricValue{
 			MetricName:   info.Metric,
-			MetricLabels: map[string]string{ClusterMetricLabel: clusters[i].Name},
+			MetricLabels: labelsOf(&clusters[i]).set(),
 			Timestamp:    now,
 			Value:        *resource.NewQuantity(figure(&clusters[i]), resource.DecimalSI),
 		})
 	}
-	if len(items) == 0 {
-		name, _ := metricSelector.RequiresExactMatch(ClusterMetricLabel)
-		items = append(items, external_metrics.ExternalMetricValue{
-			MetricName:   info.Metric,
-			MetricLabels: map[string]string{ClusterMetricLabel: name},
-			Timestamp:    now,
-			Value:        *resource.NewQuantity(0, resource.DecimalSI),
-		})
-	}
 	return &external_metrics.ExternalMetricValueList{Items: items}, nil
-}
-
-// selectClusters reads one Cluster when the selector names it by equality, else every Cluster of the namespace.
-func (p *ExternalProvider) selectClusters(ctx context.Context, namespace string, selector labels.Selector) ([]operatorv1alpha1.Cluster, error) {
-	if name, ok := selector.RequiresExactMatch(ClusterMetricLabel); ok {
-		cluster, err := p.fleet.cluster(ctx, types.NamespacedName{Namespace: namespace, Name: name})
-		if err != nil || cluster == nil || !selector.Matches(labels.Set{ClusterMetricLabel: name}) {
-			return nil, err
-		}
-		return []operatorv1alpha1.Cluster{*cluster}, nil
-	}
-	all, err := p.fleet.allClusters(ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
-	selected := all[:0:0]
-	for i := range all {
-		if selector.Matches(labels.Set{ClusterMetricLabel: all[i].Name}) {
-			selected = append(selected, all[i])
-		}
-	}
-	return selected, nil
 }

@@ -2,19 +2,29 @@ package metricsadapter
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 )
 
+// labelledFleet has Clusters with and without labels of their own; canary carries a label cluster=edge,
+// which the name of the Cluster edge overrides.
+func labelledFleet(t *testing.T) (*CustomProvider, *ExternalProvider) {
+	return testProviders(fakeReader(t,
+		labelled(cluster("edge", 4, 7, 5), map[string]string{"tier": "gold", "site": "par"}),
+		labelled(cluster("core", 0, 3), map[string]string{"tier": "silver"}),
+		cluster("lab", 2),
+		labelled(cluster("canary", 1, 1), map[string]string{"tier": "gold", ClusterMetricLabel: "edge"}),
+	))
+}
+
 func externalValues(t *testing.T, p *ExternalProvider, metric, selector string) map[string]int64 {
 	t.Helper()
-	sel, err := labels.Parse(selector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := p.GetExternalMetric(context.Background(), testNamespace, sel, provider.ExternalMetricInfo{Metric: metric})
+	list, err := p.GetExternalMetric(context.Background(), testNamespace, parseSelector(t, selector),
+		provider.ExternalMetricInfo{Metric: metric})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,24 +41,36 @@ func externalValues(t *testing.T, p *ExternalProvider, metric, selector string) 
 	return got
 }
 
+func parseSelector(t *testing.T, selector string) labels.Selector {
+	t.Helper()
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
 func TestExternalMetricsPerCluster(t *testing.T) {
-	_, external := testProviders(fakeReader(t, cluster("edge", 4, 7, 5), cluster("core", 0, 3), cluster("lab", 2)))
+	_, external := labelledFleet(t)
 
 	cases := []struct {
 		name, metric, selector string
 		want                   map[string]int64
 	}{
 		{"every Cluster of the namespace without a selector", UnassignedTargetsMetric, "",
-			map[string]int64{"edge": 4, "core": 0, "lab": 2}},
-		{"one Cluster by equality", UnassignedTargetsMetric, "cluster=edge", map[string]int64{"edge": 4}},
-		{"Clusters by set", UnassignedTargetsMetric, "cluster in (edge,lab)", map[string]int64{"edge": 4, "lab": 2}},
+			map[string]int64{"edge": 4, "core": 0, "lab": 2, "canary": 1}},
+		{"one Cluster by name, not another Cluster carrying a label cluster of that value", UnassignedTargetsMetric,
+			"cluster=edge", map[string]int64{"edge": 4}},
+		{"a Cluster with nothing unassigned answers 0", UnassignedTargetsMetric, "cluster=core", map[string]int64{"core": 0}},
+		{"Clusters by a set of names", UnassignedTargetsMetric, "cluster in (edge,lab)", map[string]int64{"edge": 4, "lab": 2}},
+		{"Clusters by their own label", UnassignedTargetsMetric, "tier=gold", map[string]int64{"edge": 4, "canary": 1}},
+		{"Clusters by a set of own label values", UnassignedTargetsMetric, "tier in (gold,silver)",
+			map[string]int64{"edge": 4, "canary": 1, "core": 0}},
+		{"Clusters without an own label", UnassignedTargetsMetric, "!tier", map[string]int64{"lab": 2}},
+		{"a name and an own label together", TargetsDemandMetric, "cluster=edge,site=par", map[string]int64{"edge": 16}},
+		{"named Clusters that one requirement excludes", TargetsDemandMetric, "cluster in (edge,core),tier=gold",
+			map[string]int64{"edge": 16}},
 		{"demand is assigned plus unassigned", TargetsDemandMetric, "cluster=edge", map[string]int64{"edge": 16}},
-		{"an absent Cluster named by equality gives 0 under its name", UnassignedTargetsMetric, "cluster=gone",
-			map[string]int64{"gone": 0}},
-		{"an equality contradicted by another requirement gives 0", UnassignedTargetsMetric, "cluster=edge,cluster!=edge",
-			map[string]int64{"edge": 0}},
-		{"a selector matching nothing gives 0 with an empty cluster", TargetsDemandMetric, "cluster notin (edge,core,lab)",
-			map[string]int64{"": 0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +84,64 @@ func TestExternalMetricsPerCluster(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestExternalMetricsRefuseSelectorsThatFindNoCluster(t *testing.T) {
+	_, external := labelledFleet(t)
+
+	cases := []struct {
+		name, selector, namespace, message string
+	}{
+		{"a name that no Cluster has", "cluster=edgee", testNamespace, `Cluster "edgee" not found in namespace "telemetry"`},
+		{"a set naming an absent Cluster beside a present one", "cluster in (edge,edgee)", testNamespace,
+			`Cluster "edgee" not found in namespace "telemetry"`},
+		{"a set naming several absent Clusters", "cluster in (gone,lost)", testNamespace,
+			`Clusters "gone", "lost" not found in namespace "telemetry"`},
+		{"an own label no Cluster has", "tier=glod", testNamespace, `no Cluster in namespace "telemetry" matches "tier=glod"`},
+		{"a name with an own label the Cluster lacks", "cluster=edge,tier=silver", testNamespace,
+			`no Cluster in namespace "telemetry" matches "cluster=edge,tier=silver"`},
+		{"two different names at once", "cluster=edge,cluster=core", testNamespace, `no Cluster in namespace "telemetry" matches`},
+		{"an exclusion of every Cluster", "cluster notin (edge,core,lab,canary)", testNamespace,
+			`no Cluster in namespace "telemetry" matches`},
+		{"a namespace without Clusters", "", "empty", `no Cluster in namespace "empty"`},
+		{"a Cluster of another namespace", "cluster=edge", "elsewhere", `Cluster "edge" not found in namespace "elsewhere"`},
+	}
+	for _, tc := range cases {
+		for _, metric := range []string{UnassignedTargetsMetric, TargetsDemandMetric} {
+			t.Run(tc.name+" "+metric, func(t *testing.T) {
+				list, err := external.GetExternalMetric(context.Background(), tc.namespace, parseSelector(t, tc.selector),
+					provider.ExternalMetricInfo{Metric: metric})
+				if err == nil {
+					t.Fatalf("answered %v, want a not-found error", list.Items)
+				}
+				if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), tc.message) {
+					t.Errorf("error %q (not found: %t), want a not-found error containing %q", err, apierrors.IsNotFound(err), tc.message)
+				}
+			})
+		}
+	}
+}
+
+func TestExternalMetricsLabelEachValueWithTheClusterLabelsTheSelectorMatched(t *testing.T) {
+	_, external := labelledFleet(t)
+	list, err := external.GetExternalMetric(context.Background(), testNamespace, parseSelector(t, "tier=gold"),
+		provider.ExternalMetricInfo{Metric: UnassignedTargetsMetric})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]labels.Set{
+		"edge":   {ClusterMetricLabel: "edge", "tier": "gold", "site": "par"},
+		"canary": {ClusterMetricLabel: "canary", "tier": "gold"},
+	}
+	if len(list.Items) != len(want) {
+		t.Fatalf("%d items, want %d", len(list.Items), len(want))
+	}
+	for _, item := range list.Items {
+		got := labels.Set(item.MetricLabels)
+		if w := want[got[ClusterMetricLabel]]; !labels.Equals(got, w) {
+			t.Errorf("metricLabels %v, want %v", got, w)
+		}
 	}
 }
 
@@ -81,5 +161,15 @@ func TestExternalMetricsDiscoveryListsBothMetrics(t *testing.T) {
 	}
 	if !got[UnassignedTargetsMetric] || !got[TargetsDemandMetric] || len(got) != 2 {
 		t.Errorf("discovery lists %v, want %s and %s", got, UnassignedTargetsMetric, TargetsDemandMetric)
+	}
+}
+
+func TestTargetsDemandLeavesOutTargetsThatCannotBeConfigured(t *testing.T) {
+	c := cluster("edge", 2, 10, 5)
+	c.Status.TargetsCount += 3
+	c.Status.SkippedTargets = 3
+	_, external := testProviders(fakeReader(t, c))
+	if got := externalValues(t, external, TargetsDemandMetric, "cluster=edge"); got["edge"] != 17 {
+		t.Fatalf("demand %v, want 17: 15 assigned and 2 unassigned, not the 3 skipped", got)
 	}
 }

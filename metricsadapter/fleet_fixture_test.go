@@ -47,6 +47,12 @@ func cluster(name string, unassigned int32, acknowledged ...int32) *operatorv1al
 	return c
 }
 
+// labelled gives a Cluster its own labels, as a user would in its metadata.
+func labelled(c *operatorv1alpha1.Cluster, own map[string]string) *operatorv1alpha1.Cluster {
+	c.Labels = own
+	return c
+}
+
 func podUID(name string) types.UID { return types.UID("uid-" + name) }
 
 // collectorPod builds a collector pod of a Cluster.

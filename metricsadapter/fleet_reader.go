@@ -52,21 +52,29 @@ func (f fleetReader) cluster(ctx context.Context, key types.NamespacedName) (*op
 	return &c, nil
 }
 
-// clusters returns the Clusters of a namespace whose labels match selector, sorted by name.
-func (f fleetReader) clusters(ctx context.Context, namespace string, selector labels.Selector) ([]operatorv1alpha1.Cluster, error) {
-	var list operatorv1alpha1.ClusterList
-	err := f.reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector},
-		client.UnsafeDisableDeepCopy)
-	if err != nil {
-		return nil, fmt.Errorf("list clusters in namespace %s: %w", namespace, err)
+// matchingClusters returns the Clusters of a namespace a metric selector means (see chooseClusters), sorted
+// by name. A selector naming Clusters reads those by name, any other lists the namespace.
+func (f fleetReader) matchingClusters(ctx context.Context, namespace string, selector labels.Selector) ([]operatorv1alpha1.Cluster, error) {
+	var candidates []operatorv1alpha1.Cluster
+	if names, named := namedClusters(selector); named {
+		candidates = make([]operatorv1alpha1.Cluster, 0, len(names))
+		for _, name := range names {
+			c, err := f.cluster(ctx, types.NamespacedName{Namespace: namespace, Name: name})
+			if err != nil {
+				return nil, err
+			}
+			if c != nil {
+				candidates = append(candidates, *c)
+			}
+		}
+	} else {
+		var list operatorv1alpha1.ClusterList
+		if err := f.reader.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("list clusters in namespace %s: %w", namespace, err)
+		}
+		candidates = list.Items
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	return list.Items, nil
-}
-
-// allClusters returns the Clusters of a namespace, sorted by name.
-func (f fleetReader) allClusters(ctx context.Context, namespace string) ([]operatorv1alpha1.Cluster, error) {
-	return f.clusters(ctx, namespace, labels.Everything())
+	return chooseClusters(namespace, selector, candidates)
 }
 
 // pod returns the named pod, or nil when it does not exist.

@@ -27,7 +27,7 @@ func TestHandlerServesTheRequestsHPASends(t *testing.T) {
 		podsPath("v1beta1", operatorv1alpha1.ClusterLabel+"=edge"): `"name":"edge-1"`,
 		podsPath("v1beta2", operatorv1alpha1.ClusterLabel+"=edge"): `"name":"edge-1"`,
 		externalPath(UnassignedTargetsMetric, "cluster=edge"):      `"metricLabels":{"cluster":"edge"}`,
-		externalPath(TargetsDemandMetric, "cluster=nothing"):       `"metricLabels":{"cluster":"nothing"}`,
+		externalPath(TargetsDemandMetric, "cluster=edge"):          `"metricLabels":{"cluster":"edge"}`,
 		"/apis/custom.metrics.k8s.io/v1beta1":                      `"name":"pods/gnmic_targets_present"`,
 		"/apis/external.metrics.k8s.io/v1beta1":                    `"name":"targets_demand"`,
 	}
@@ -44,5 +44,16 @@ func TestHandlerRefusesAnUnknownMetric(t *testing.T) {
 	rec := get(handler, externalPath("queue_length", ""))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("unknown external metric: %d, want 404", rec.Code)
+	}
+}
+
+func TestHandlerAnswersNotFoundNamingAnAbsentCluster(t *testing.T) {
+	handler := testHandler(t, fakeReader(t, cluster("edge", 4, 7, 5)))
+
+	for _, metric := range []string{UnassignedTargetsMetric, TargetsDemandMetric} {
+		rec := get(handler, externalPath(metric, "cluster=edgee"))
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `Cluster \"edgee\" not found`) {
+			t.Errorf("%s of an absent Cluster: %d %s, want 404 naming the Cluster", metric, rec.Code, rec.Body.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -99,7 +100,16 @@ func getRaw(config *rest.Config, path, labelSelector string) ([]byte, error) {
 	if labelSelector != "" {
 		request = request.Param("labelSelector", labelSelector)
 	}
-	return request.DoRaw(ctx)
+	raw, err := request.DoRaw(ctx)
+	if err != nil {
+		// The raw client replaces the message of an error's Status with a generic one; the typed clients of
+		// the HPA controller keep it, and so does this.
+		var status metav1.Status
+		if json.Unmarshal(raw, &status) == nil && status.Kind == "Status" {
+			return raw, &apierrors.StatusError{ErrStatus: status}
+		}
+	}
+	return raw, err
 }
 
 func restConfigForRaw(config *rest.Config) *rest.Config {
@@ -118,6 +128,10 @@ func podPath(namespace, pod string) string {
 
 func clusterPath(namespace, name string) string {
 	return fmt.Sprintf("/apis/custom.metrics.k8s.io/v1beta1/namespaces/%s/clusters.operator.gnmic.dev/%s/gnmic_targets_present", namespace, name)
+}
+
+func clustersPath(namespace string) string {
+	return fmt.Sprintf("/apis/custom.metrics.k8s.io/v1beta1/namespaces/%s/clusters.operator.gnmic.dev/*/gnmic_targets_present", namespace)
 }
 
 func externalPath(namespace, metric string) string {

@@ -64,12 +64,8 @@ var _ = Describe("metrics APIs through kube-apiserver", Ordered, func() {
 		Expect(getMetrics(cfg, externalPath(ns, "targets_demand"), "cluster=core")).To(Equal(metricValues{"core": "3"}))
 	})
 
-	It("answers one item of value 0, never an empty list, when nothing matches", func() {
-		Expect(getMetrics(cfg, externalPath(ns, "unassigned_targets"), "cluster=absent")).To(Equal(metricValues{"absent": "0"}))
-		Expect(getMetrics(cfg, externalPath(ns, "unassigned_targets"), "cluster notin (edge,core)")).To(Equal(metricValues{"": "0"}))
+	It("answers one item of value 0, never an empty list, when a pod selector matches no pod", func() {
 		Expect(getMetrics(cfg, podsPath("v1beta1", ns), operatorv1alpha1.ClusterLabel+"=absent")).To(Equal(metricValues{"": "0"}))
-		createNamespace("empty")
-		Expect(getMetrics(cfg, externalPath("empty", "targets_demand"), "")).To(Equal(metricValues{"": "0"}))
 	})
 
 	It("lists the real metric names in discovery", func() {
