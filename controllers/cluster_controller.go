@@ -55,7 +55,7 @@ type ClusterReconciler struct {
 	// ledger is what each collector acknowledged; handovers the handover memory of each Cluster.
 	ledger    collectorLedger
 	handovers sync.Map
-	// written remembers the last state written per Cluster and Target, and configured the readiness-gate
+	// written remembers, per Cluster, the last state written per Target, and configured the readiness-gate
 	// condition last written per pod: the cache may lag behind the operator's own writes, and reconciling
 	// from a stale view must not write the same thing twice.
 	written    sync.Map
@@ -83,6 +83,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			r.missingSince.Delete(req.NamespacedName)
 			r.handovers.Delete(req.NamespacedName)
 			r.silence.Delete(req.NamespacedName)
+			r.written.Delete(req.NamespacedName)
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -25,6 +26,13 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 		selected[st.Target.Name] = true
 	}
 	now := metav1.NewTime(r.now())
+	// What this operator last wrote per Target of the Cluster: the cache may not show its previous writes
+	// yet. Rebuilt every reconcile from the Targets that exist, so deleted Targets leave nothing behind.
+	key := client.ObjectKeyFromObject(cluster)
+	stored, _ := r.written.Load(key)
+	lastWritten, _ := stored.(map[types.UID]operatorv1alpha1.TargetClusterState)
+	written := make(map[types.UID]operatorv1alpha1.TargetClusterState, len(lastWritten))
+	defer r.written.Store(key, written)
 	for i := range w.targets {
 		t := &w.targets[i]
 		have, had := t.Status.ClusterStates[cluster.Name]
@@ -33,23 +41,25 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 				if err := r.patchTargetState(ctx, t, cluster.Name, nil); err != nil {
 					return err
 				}
-				r.written.Delete(writtenKey(cluster, t))
 			}
 			continue
 		}
 		want := targetState(cluster, w, t.Name, plan, runtimes, pushed)
+		last, wrote := lastWritten[t.UID]
+		if wrote {
+			written[t.UID] = last
+		}
 		if had && sameState(have, want) {
 			continue
 		}
-		// The cache may not show this reconcile's previous write yet: what was written last is known here.
-		if last, ok := r.written.Load(writtenKey(cluster, t)); ok && sameState(last.(operatorv1alpha1.TargetClusterState), want) {
+		if wrote && sameState(last, want) {
 			continue
 		}
 		want.LastUpdated = now
 		if err := r.patchTargetState(ctx, t, cluster.Name, &want); err != nil {
 			return err
 		}
-		r.written.Store(writtenKey(cluster, t), want)
+		written[t.UID] = want
 	}
 	return nil
 }
@@ -140,11 +150,6 @@ func cmpOr(s, fallback string) string {
 func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 	return a.Pod == b.Pod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
 		a.Collecting == b.Collecting && a.Message == b.Message
-}
-
-// writtenKey identifies a Target (by UID: a recreated Target starts afresh) within a Cluster.
-func writtenKey(cluster *operatorv1alpha1.Cluster, t *operatorv1alpha1.Target) string {
-	return cluster.Namespace + "/" + cluster.Name + "/" + string(t.UID)
 }
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic
