@@ -52,6 +52,9 @@ type ClusterReconciler struct {
 
 	restarts restartBackoff
 	streams  *stateStreams
+	// clientTLS is the operator's client TLS configuration per Cluster with spec.api.tls, rebuilt only when
+	// its certificate material changes.
+	clientTLS clientTLSCache
 	// ledger is what each collector acknowledged; handovers the handover memory of each Cluster.
 	ledger    collectorLedger
 	handovers sync.Map
@@ -84,6 +87,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			r.handovers.Delete(req.NamespacedName)
 			r.silence.Delete(req.NamespacedName)
 			r.written.Delete(req.NamespacedName)
+			r.clientTLS.forget(req.NamespacedName)
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)

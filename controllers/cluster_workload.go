@@ -19,8 +19,10 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// desiredHashAnnotation records the hash of what the operator last wrote into an owned object, so that an
-// unchanged Cluster costs no write (the API server's defaulting makes a field-by-field comparison useless).
+// desiredHashAnnotation records the hash of what the operator last wrote into an owned object. A field the
+// operator stops setting (a nodeSelector removed from the Cluster) is no longer in what it wants, so only a
+// changed hash tells that the object must be rewritten; changes to what it sets, by hand or by another tool,
+// are found by workload.Drift.
 const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
 
 // ensureWorkload makes the Cluster's StatefulSet, headless Service, bootstrap ConfigMap and
@@ -53,16 +55,31 @@ func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operato
 			have.Spec = want.Spec
 		})
 	}
+	return r.deleteBudget(ctx, cluster)
+}
+
+// deleteBudget deletes the Cluster's PodDisruptionBudget when it has one and should not (one replica, or the
+// budget disabled). Only a budget the cache holds is deleted: a delete on every reconcile would be a write
+// each time.
+func (r *ClusterReconciler) deleteBudget(ctx context.Context, cluster *operatorv1alpha1.Cluster) error {
 	stale := &policyv1.PodDisruptionBudget{}
-	stale.Name, stale.Namespace = cluster.Name, cluster.Namespace
+	err := r.Get(ctx, client.ObjectKeyFromObject(cluster), stale)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("get pod disruption budget %s: %w", cluster.Name, err)
+	}
+	log.FromContext(ctx).Info("deleting", "kind", "PodDisruptionBudget", "name", stale.Name)
 	if err := r.Delete(ctx, stale); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete pod disruption budget %s: %w", stale.Name, err)
 	}
 	return nil
 }
 
-// ensureOwned creates want, or updates the existing object through copy when what the operator wants
-// changed since it last wrote it.
+// ensureOwned creates want, or updates the existing object through copySpec when what the operator wants
+// changed since it last wrote it, or when the object drifted from it (kubectl scale, kubectl edit). An object
+// that holds everything the operator sets costs no write, whatever the API server or other tools added.
 func ensureOwned[T client.Object](ctx context.Context, r *ClusterReconciler, owner *operatorv1alpha1.Cluster, want, have T, copySpec func(have, want T)) error {
 	kind := fmt.Sprintf("%T", want)
 	if err := controllerutil.SetControllerReference(owner, want, r.Scheme); err != nil {
@@ -74,36 +91,67 @@ func ensureOwned[T client.Object](ctx context.Context, r *ClusterReconciler, own
 	}
 	annotate(want, hash)
 
-	err = r.Get(ctx, client.ObjectKeyFromObject(want), have)
-	switch {
-	case apierrors.IsNotFound(err):
-		log.FromContext(ctx).Info("creating", "kind", kind, "name", want.GetName())
-		if err := r.Create(ctx, want); err != nil {
-			return fmt.Errorf("create %s %s: %w", kind, want.GetName(), err)
-		}
-		return nil
-	case err != nil:
-		return fmt.Errorf("get %s %s: %w", kind, want.GetName(), err)
+	created, err := getOrCreate(ctx, r, want, have)
+	if err != nil || created {
+		return err
 	}
-	if have.GetAnnotations()[desiredHashAnnotation] == hash {
+	drift := workload.Drift(have, want)
+	if len(drift) == 0 {
 		return nil
+	}
+	logger := log.FromContext(ctx)
+	if have.GetAnnotations()[desiredHashAnnotation] == hash {
+		logger.Info("restoring what was changed by hand", "kind", kind, "name", want.GetName(), "fields", drift)
+	} else {
+		logger.Info("updating", "kind", kind, "name", want.GetName())
 	}
 	copySpec(have, want)
-	have.SetLabels(want.GetLabels())
-	annotations := have.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	for k, v := range want.GetAnnotations() {
-		annotations[k] = v
-	}
-	have.SetAnnotations(annotations)
+	have.SetLabels(mergedInto(have.GetLabels(), want.GetLabels()))
+	have.SetAnnotations(mergedInto(have.GetAnnotations(), want.GetAnnotations()))
 	have.SetOwnerReferences(want.GetOwnerReferences())
-	log.FromContext(ctx).Info("updating", "kind", kind, "name", want.GetName())
 	if err := r.Update(ctx, have); err != nil {
 		return fmt.Errorf("update %s %s: %w", kind, want.GetName(), err)
 	}
 	return nil
+}
+
+// getOrCreate reads the owned object into have from the cache, or creates want when there is none. An object
+// that exists although the cache has none is read from the API server: the cache lags the operator's own
+// create, and holds only objects with the Cluster label, so one whose label was removed by hand is restored
+// rather than created again and again.
+func getOrCreate[T client.Object](ctx context.Context, r *ClusterReconciler, want, have T) (created bool, err error) {
+	kind, key := fmt.Sprintf("%T", want), client.ObjectKeyFromObject(want)
+	err = r.Get(ctx, key, have)
+	if !apierrors.IsNotFound(err) {
+		if err != nil {
+			return false, fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+		}
+		return false, nil
+	}
+	log.FromContext(ctx).Info("creating", "kind", kind, "name", key.Name)
+	err = r.Create(ctx, want)
+	switch {
+	case err == nil:
+		return true, nil
+	case !apierrors.IsAlreadyExists(err):
+		return false, fmt.Errorf("create %s %s: %w", kind, key.Name, err)
+	}
+	if err := r.APIReader.Get(ctx, key, have); err != nil {
+		return false, fmt.Errorf("get %s %s without the cluster label: %w", kind, key.Name, err)
+	}
+	return false, nil
+}
+
+// mergedInto returns have with want's keys set to want's values: labels and annotations that others add are
+// kept.
+func mergedInto(have, want map[string]string) map[string]string {
+	if have == nil {
+		have = map[string]string{}
+	}
+	for k, v := range want {
+		have[k] = v
+	}
+	return have
 }
 
 func desiredHash(obj client.Object) (string, error) {

@@ -14,4 +14,8 @@
 // Cluster collects does not restart its pods. Two things do: a change to the
 // bootstrap file, through a checksum annotation on the pod template, and a
 // new TLS Secret of a target profile, which every pod mounts.
+//
+// Drift compares a live object with what the builders make of it, field by
+// field but only over what the builders set, so that the reconciler restores
+// what someone changed by hand without fighting the API server's defaults.
 package workload
