@@ -14,7 +14,8 @@ import (
 
 // CacheByObject limits what the operator caches of the built-in kinds to the objects it made (they carry
 // operator.gnmic.dev/cluster): a large cluster's Pods and ConfigMaps would otherwise fill its memory.
-// Secrets are watched through their metadata only and read from the API server when needed.
+// Secrets are watched through their metadata only; their data is read from the API server when their
+// resourceVersion changed (secret_cache.go).
 func CacheByObject() map[client.Object]cache.ByObject {
 	req, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.Exists, nil)
 	if err != nil {

@@ -175,9 +175,13 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 	return w, nil
 }
 
-// readSecrets reads the named Secrets from the API server (they are not cached). A missing Secret is left
-// out: rendering skips the targets that need it and says so.
+// readSecrets reads the named Secrets: through the content cache of the reconciler's API reader when
+// SetupWithManager installed one (secret_cache.go), else from the API server. A missing Secret is left out:
+// rendering skips the targets that need it and says so.
 func (r *ClusterReconciler) readSecrets(ctx context.Context, namespace string, names []string) (map[string]map[string][]byte, error) {
+	if cached, ok := r.APIReader.(*secretReader); ok {
+		return cached.secrets(ctx, namespace, names)
+	}
 	out := make(map[string]map[string][]byte, len(names))
 	for _, name := range names {
 		var s corev1.Secret

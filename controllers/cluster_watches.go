@@ -30,6 +30,10 @@ import (
 // writes) wake nothing.
 func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.streams = newStateStreams()
+	if r.APIReader != nil {
+		// Secrets that targets use are read through a content cache checked against the metadata watch below.
+		r.APIReader = &secretReader{Reader: r.APIReader, metadata: mgr.GetCache()}
+	}
 	if err := mgr.Add(r.streams); err != nil {
 		return fmt.Errorf("add collector event streams: %w", err)
 	}

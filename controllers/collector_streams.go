@@ -24,6 +24,9 @@ type stateStreams struct {
 	ctx      context.Context
 	watchers map[string]*streamWatcher
 	wake     chan event.GenericEvent
+	// waking holds the Clusters whose wake is scheduled: events arriving meanwhile are absorbed by it.
+	wakeMu sync.Mutex
+	waking map[types.NamespacedName]bool
 }
 
 type streamWatcher struct {
@@ -32,11 +35,17 @@ type streamWatcher struct {
 	cancel  context.CancelFunc
 }
 
+// wakeCoalescing is how long a Cluster's wake waits for more events: a burst of events (a batch of targets
+// starting, the restarts of failed targets) wakes the Cluster once, and the reconcile it causes reads every
+// collector anyway.
+const wakeCoalescing = 200 * time.Millisecond
+
 // streamBackoffMax bounds the wait before reconnecting to a collector whose stream broke.
 const streamBackoffMax = 30 * time.Second
 
 func newStateStreams() *stateStreams {
-	return &stateStreams{watchers: map[string]*streamWatcher{}, wake: make(chan event.GenericEvent, 1024)}
+	return &stateStreams{watchers: map[string]*streamWatcher{}, wake: make(chan event.GenericEvent, 1024),
+		waking: map[types.NamespacedName]bool{}}
 }
 
 // Start implements manager.Runnable: streams live as long as the manager.
@@ -130,11 +139,23 @@ func (s *stateStreams) follow(ctx context.Context, cluster types.NamespacedName,
 	}
 }
 
-// notify wakes the Cluster; when the queue of wakes is full one is already pending and this one is dropped.
+// notify wakes the Cluster wakeCoalescing from now, unless a wake is already scheduled: that one reconciles
+// after this event too. When the queue of wakes is full one is already pending and this one is dropped.
 func (s *stateStreams) notify(cluster types.NamespacedName) {
-	obj := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}}
-	select {
-	case s.wake <- event.GenericEvent{Object: obj}:
-	default:
+	s.wakeMu.Lock()
+	defer s.wakeMu.Unlock()
+	if s.waking[cluster] {
+		return
 	}
+	s.waking[cluster] = true
+	time.AfterFunc(wakeCoalescing, func() {
+		s.wakeMu.Lock()
+		delete(s.waking, cluster)
+		s.wakeMu.Unlock()
+		obj := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}}
+		select {
+		case s.wake <- event.GenericEvent{Object: obj}:
+		default:
+		}
+	})
 }
