@@ -113,13 +113,15 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	r.recordSilence(req.NamespacedName, world, asked, runtimes)
 	pushed := r.push(ctx, &cluster, world, plan, runtimes, reachable)
 	r.rereadPushed(ctx, &cluster, world, runtimes, pushed)
+	pushed.countRunning(plan, runtimes)
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
 	// reporting and nothing else depends on the gate. It is returned at the end, for a retry with backoff
 	// (as is every earlier return); until then the pod keeps the gate it had.
 	gateErr := r.reportPodsConfigured(ctx, plan, pushed)
 	r.followCollectors(ctx, &cluster, world, reachable)
 	nextRestart := r.restartFailedTargets(ctx, &cluster, world, runtimes, pushed)
-	if err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed); err != nil {
+	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
+	if err != nil {
 		return conflictIsRetry(ctx, err)
 	}
 	if err := r.reportStatus(ctx, &cluster, world, plan, pushed); err != nil {
@@ -138,6 +140,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, gateErr
 	}
 	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName))
+	if statusBacklog {
+		next = min(next, conflictRetry) // the Target statuses left for the next reconcile
+	}
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),
 		"moves", len(plan.result.Moves), "requeueAfter", next)
 	return ctrl.Result{RequeueAfter: next}, nil
@@ -192,8 +197,8 @@ func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRunti
 		poll = 60 * time.Second
 	}
 	next := poll
-	if !allCollecting(runtimes, pushed) {
-		next = min(next, 5*time.Second)
+	if anyStarting(runtimes, pushed) {
+		next = min(next, startingLook)
 	}
 	if len(pushed.applyingPods()) > 0 {
 		// Collectors' events wake the Cluster as they act; this is the backstop for dropped events.
@@ -212,17 +217,24 @@ func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRunti
 // collector event wakes it first.
 const applyingLook = time.Second
 
-// allCollecting tells whether every target sent to a collector runs there and collects.
-func allCollecting(runtimes collectorRuntimes, pushed pushResults) bool {
+// startingLook is how soon a Cluster with targets still starting is looked at again when no collector event
+// wakes it first.
+const startingLook = 5 * time.Second
+
+// anyStarting tells whether a target sent to a collector is on its way to collecting: not listed yet, or
+// listed and starting. A failed target's restart schedules its own look; a running target that does not
+// collect (a lost device, a stopped subscription) changes through the collector's events and the poll.
+func anyStarting(runtimes collectorRuntimes, pushed pushResults) bool {
 	for ordinal, pp := range pushed.pods {
 		if !pp.considered {
 			continue
 		}
 		for _, name := range pp.step.Send {
-			if st, ok := runtimes.runs(ordinal, name); !ok || !st.Collecting() {
-				return false
+			st, ok := runtimes.runs(ordinal, name)
+			if !ok || st.State == gnmic.StateStarting || st.State == "" {
+				return true
 			}
 		}
 	}
-	return true
+	return false
 }

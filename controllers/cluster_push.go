@@ -132,7 +132,6 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		if pp.err == nil {
 			r.applyStep(ctx, cluster, w, pp, configs[step.Ordinal])
 		}
-		pp.status.Running, pp.status.Pending = runningAndPending(plan.onPod[step.Ordinal], runtimes[step.Ordinal])
 	}
 	r.classifyRejections(results)
 	return results
@@ -325,6 +324,16 @@ func stepConfig(pc podConfigs, step handover.Step) gnmic.Config {
 		}
 	}
 	return cfg.Normalize()
+}
+
+// countRunning sets, for every pod pushed to, how many of its placed targets its collector runs and how many
+// it does not run yet, from the collectors' state as read after the pushes.
+func (p pushResults) countRunning(plan placementPlan, runtimes collectorRuntimes) {
+	for ordinal, pp := range p.pods {
+		if pp.considered {
+			pp.status.Running, pp.status.Pending = runningAndPending(plan.onPod[ordinal], runtimes[ordinal])
+		}
+	}
 }
 
 // runningAndPending counts the pod's placed targets its collector runs, and those it does not run yet.

@@ -19,8 +19,13 @@ import (
 // writeTargetStatuses records in each Target's status.clusterStates where this Cluster collects it and
 // whether it does, writing only the Targets whose entry changed, and removes the entry from Targets the
 // Cluster no longer selects.
+//
+// At most targetStatusWritesPerReconcile Targets are written per reconcile; the result says whether some
+// were left for the next one. The client's rate limit makes status writes the slowest part of a reconcile
+// when many targets change at once: capping them keeps the next batches flowing to the collectors, and a
+// target written later skips the states it went through meanwhile.
 func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
-	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) error {
+	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (backlog bool, err error) {
 	selected := map[string]bool{}
 	for _, st := range w.selection.Targets {
 		selected[st.Target.Name] = true
@@ -33,22 +38,28 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 	lastWritten, _ := stored.(map[types.UID]operatorv1alpha1.TargetClusterState)
 	written := make(map[types.UID]operatorv1alpha1.TargetClusterState, len(lastWritten))
 	defer r.written.Store(key, written)
+	writes := 0
 	for i := range w.targets {
 		t := &w.targets[i]
 		have, had := t.Status.ClusterStates[cluster.Name]
-		if !selected[t.Name] {
-			if had {
-				if err := r.patchTargetState(ctx, t, cluster.Name, nil); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		want := targetState(cluster, w, t.Name, plan, runtimes, pushed)
 		last, wrote := lastWritten[t.UID]
 		if wrote {
 			written[t.UID] = last
 		}
+		if writes >= targetStatusWritesPerReconcile {
+			backlog = true
+			continue
+		}
+		if !selected[t.Name] {
+			if had {
+				if err := r.patchTargetState(ctx, t, cluster.Name, nil); err != nil {
+					return backlog, err
+				}
+				writes++
+			}
+			continue
+		}
+		want := targetState(cluster, w, t.Name, plan, runtimes, pushed)
 		if had && sameState(have, want) {
 			continue
 		}
@@ -57,12 +68,16 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 		}
 		want.LastUpdated = now
 		if err := r.patchTargetState(ctx, t, cluster.Name, &want); err != nil {
-			return err
+			return backlog, err
 		}
+		writes++
 		written[t.UID] = want
 	}
-	return nil
+	return backlog, nil
 }
+
+// targetStatusWritesPerReconcile bounds the Target status writes of one reconcile (see writeTargetStatuses).
+const targetStatusWritesPerReconcile = 200
 
 // targetState is a target's entry for this Cluster: Assigned only when its pod's collector runs it, and
 // collecting only when that collector says so.
