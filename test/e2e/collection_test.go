@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -52,7 +53,9 @@ func (h holdings) duplicated() int {
 }
 
 // expectPlaced waits until every pod of the fleet is Ready, nothing is unassigned, and each of the targets
-// is on exactly one fake collector.
+// is on exactly one fake collector. Ready includes the readiness gate: a collector works its changes off
+// after acknowledging them, so the operator marks a pod configured only in a reconcile after the one that
+// saw its collector run everything, and a StatefulSet replaces pods that are not Ready all at once.
 func expectPlaced(f harness.Fleet, targets int) {
 	Eventually(func(g Gomega) {
 		s, err := f.Observe(ctx, cp, k8sClient, "")
@@ -60,19 +63,49 @@ func expectPlaced(f harness.Fleet, targets int) {
 		g.Expect(s.ReadyReplicas).To(Equal(f.Replicas))
 		g.Expect(s.Unassigned).To(BeZero())
 		g.Expect(holdingsOf(f.Namespace).placement()).To(HaveLen(targets))
+		pods := collectorPods(g, f)
+		g.Expect(pods).To(HaveLen(int(f.Replicas)))
+		for _, p := range pods {
+			g.Expect(podReady(&p)).To(BeTrue(), "pod %s not Ready", p.Name)
+		}
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+// collection is what a namespace's fake collectors run at one moment (target → the pods running it) and
+// which of those targets at least one collector collects (connection READY, subscriptions running): a
+// target whose start failed, or is held by a blackholed device, runs without being collected.
+type collection struct {
+	held       holdings
+	collecting map[string]bool
+}
+
+func collectionOf(namespace string) collection {
+	c := collection{held: holdings{}, collecting: map[string]bool{}}
+	for pod, runs := range collectors.Runs(namespace) {
+		for t, collecting := range runs {
+			c.held[t] = append(c.held[t], pod)
+			if collecting {
+				c.collecting[t] = true
+			}
+		}
+	}
+	for _, pods := range c.held {
+		sort.Strings(pods)
+	}
+	return c
 }
 
 // collectionFigures sum up what a collectionTracker saw.
 type collectionFigures struct {
 	Samples int `json:"samples"`
-	// MaxUncollected is the most expected targets no collector held at one sample.
+	// MaxUncollected is the most expected targets no collector collected at one sample: run nowhere, or run
+	// without collecting (starting, or failed).
 	MaxUncollected int `json:"maxUncollectedTargets"`
 	// UncollectedTargetSeconds integrates uncollected targets over time.
 	UncollectedTargetSeconds float64 `json:"uncollectedTargetSeconds"`
-	// MaxDuplicated is the most targets held by two collectors at one sample.
+	// MaxDuplicated is the most targets run by two collectors at one sample, collecting or not.
 	MaxDuplicated int `json:"maxDuplicatedTargets"`
-	// MaxPodsShort is the most pods at one sample missing at least one of their original targets.
+	// MaxPodsShort is the most pods at one sample not running at least one of their original targets.
 	MaxPodsShort int `json:"maxPodsShortOfTheirTargets"`
 	// Strays are targets seen on a pod other than their original one (each counted once).
 	Strays int `json:"targetsSeenOffTheirOriginalPod"`
@@ -83,10 +116,12 @@ type collectionFigures struct {
 // collectionTracker samples a namespace's fake collectors every 100 ms against the expected targets and
 // their original pods.
 type collectionTracker struct {
-	mu       sync.Mutex
-	figures  collectionFigures
-	strays   map[string]bool
-	original map[string]string
+	mu      sync.Mutex
+	figures collectionFigures
+	strays  map[string]bool
+	// expected maps every target that should be collected to its original pod, "" when it has none (it was
+	// created while tracking).
+	expected map[string]string
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -94,7 +129,10 @@ type collectionTracker struct {
 // trackCollection starts sampling. original maps every expected target to its pod at the start.
 func trackCollection(namespace string, original map[string]string) *collectionTracker {
 	trackCtx, stop := context.WithCancel(ctx)
-	t := &collectionTracker{strays: map[string]bool{}, original: original, stop: stop, done: make(chan struct{})}
+	t := &collectionTracker{strays: map[string]bool{}, expected: maps.Clone(original), stop: stop, done: make(chan struct{})}
+	if t.expected == nil {
+		t.expected = map[string]string{}
+	}
 	go func() {
 		defer close(t.done)
 		const every = 100 * time.Millisecond
@@ -103,7 +141,7 @@ func trackCollection(namespace string, original map[string]string) *collectionTr
 		last := time.Now()
 		for {
 			now := time.Now()
-			t.sample(holdingsOf(namespace), now.Sub(last))
+			t.sample(collectionOf(namespace), now.Sub(last))
 			last = now
 			select {
 			case <-trackCtx.Done():
@@ -115,21 +153,45 @@ func trackCollection(namespace string, original map[string]string) *collectionTr
 	return t
 }
 
-func (t *collectionTracker) sample(h holdings, since time.Duration) {
+// Expect adds targets created while tracking: from now on they count as uncollected until a collector
+// collects them. They have no original pod.
+func (t *collectionTracker) Expect(targets ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, name := range targets {
+		if _, ok := t.expected[name]; !ok {
+			t.expected[name] = ""
+		}
+	}
+}
+
+// Forget drops deleted targets from the expected ones. Collectors still running them count for
+// MaxDuplicated all the same.
+func (t *collectionTracker) Forget(targets ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, name := range targets {
+		delete(t.expected, name)
+	}
+}
+
+func (t *collectionTracker) sample(c collection, since time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := &t.figures
 	f.Samples++
 	uncollected := 0
 	short := map[string]bool{}
-	for target, pod := range t.original {
-		pods := h[target]
-		if len(pods) == 0 {
+	for target, pod := range t.expected {
+		if !c.collecting[target] {
 			uncollected++
+		}
+		pods := c.held[target]
+		if len(pods) == 0 && pod != "" {
 			short[pod] = true
 		}
 		for _, p := range pods {
-			if p != pod && !t.strays[target] {
+			if pod != "" && p != pod && !t.strays[target] {
 				t.strays[target] = true
 				f.Strays++
 				if f.FirstStray.IsZero() {
@@ -140,7 +202,7 @@ func (t *collectionTracker) sample(h holdings, since time.Duration) {
 	}
 	f.MaxUncollected = max(f.MaxUncollected, uncollected)
 	f.UncollectedTargetSeconds += float64(uncollected) * since.Seconds()
-	f.MaxDuplicated = max(f.MaxDuplicated, h.duplicated())
+	f.MaxDuplicated = max(f.MaxDuplicated, c.held.duplicated())
 	f.MaxPodsShort = max(f.MaxPodsShort, len(short))
 }
 

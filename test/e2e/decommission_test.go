@@ -3,6 +3,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
 // decommissionResult is what test/e2e/results/decommission.json holds.
@@ -26,6 +28,16 @@ type decommissionResult struct {
 	SecondsToFinal            float64 `json:"secondsFromLastStepToFinalReplicas"`
 	PeakUnassigned            int32   `json:"peakUnassignedDuringScaleDown"`
 	ReplicaHistory            []int32 `json:"replicaHistory"`
+	// TargetsMoved are the targets that changed pods (those of the pods scaled away).
+	TargetsMoved int `json:"targetsMoved"`
+	collectionFigures
+	busyFigures
+	// RemovalsBehindBlackhole counts the deleted targets whose removal a collector acknowledged while a
+	// blackholed start held it; MinRemovalWaitBehindBlackhole is the shortest time from such an
+	// acknowledgement to the collector running the target no more, MaxRemovalWait the longest of any removal.
+	RemovalsBehindBlackhole       int     `json:"removalsAcknowledgedWhileABlackholedStartHeldTheCollector"`
+	MinRemovalWaitBehindBlackhole float64 `json:"minSecondsSuchARemovalWaited"`
+	MaxRemovalWait                float64 `json:"maxSecondsFromRemovalAcknowledgedToTargetGone"`
 }
 
 var _ = Describe("Decommission: targets removed in steps", Ordered, func() {
@@ -50,8 +62,10 @@ var _ = Describe("Decommission: targets removed in steps", Ordered, func() {
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
 	})
 
-	It("scales down after stabilization, never back up, and keeps every target placed", func() {
+	It("scales down after stabilization with busy collectors, never back up, never a target on two collectors, and keeps every target placed", func() {
 		tracker := trackReplicas(fleet)
+		collection := trackCollection(fleet.Namespace, holdingsOf(fleet.Namespace).placement())
+		DeferCleanup(collectors.ClearBlackholes, fleet.Namespace)
 		const stepEvery = 20 * time.Second
 		var peakUnassigned int32
 		watchUnassigned := func(g Gomega) harness.Snapshot {
@@ -60,10 +74,59 @@ var _ = Describe("Decommission: targets removed in steps", Ordered, func() {
 			peakUnassigned = max(peakUnassigned, s.Unassigned)
 			return s
 		}
+		var busy busyFigures
+		var behind int
+		var minBehind, maxWait time.Duration
 		firstStep := time.Now()
 		for i := 1; i < len(steps); i++ {
+			stepStart := time.Now()
+			By(fmt.Sprintf("making every pod busy: one of its remaining targets restarts into a blackholed device, then %d targets are deleted", steps[i-1]-steps[i]))
+			placement := holdingsOf(fleet.Namespace).placement()
+			picks := pickPerPod(placement, func(t string) bool { return t < harness.TargetName(steps[len(steps)-1]) })
+			holes := blackholeEach(fleet.Namespace, picks, busyHold)
+			for _, target := range picks {
+				reconnect(fleet.Namespace, target)
+			}
+			started := awaitBlackholes(holes, 10*time.Second)
+			busy.add(holes)
+			held := map[string]*fakecollector.Collector{}
+			for pod := range picks {
+				held[pod], _ = collectors.Collector(fleet.Namespace, pod)
+			}
+			var deleted []string
+			for n := steps[i]; n < steps[i-1]; n++ {
+				deleted = append(deleted, harness.TargetName(n))
+			}
+			collection.Forget(deleted...)
+			vanished := watchVanishing(fleet.Namespace, deleted)
 			Expect(fleet.DeleteTargets(ctx, k8sClient, steps[i], steps[i-1])).To(Succeed())
-			Consistently(func(g Gomega) { watchUnassigned(g) }).WithTimeout(stepEvery).WithPolling(500 * time.Millisecond).Should(Succeed())
+			Consistently(func(g Gomega) { watchUnassigned(g) }).WithTimeout(stepEvery - time.Since(stepStart)).WithPolling(500 * time.Millisecond).Should(Succeed())
+
+			gone := vanished()
+			for _, target := range deleted {
+				pod := placement[target]
+				c, ok := collectors.Collector(fleet.Namespace, pod)
+				if !ok || c != held[pod] {
+					continue // its pod was scaled away: the collector went with it
+				}
+				acked, ok := removalAcknowledged(c, target, stepStart)
+				Expect(ok).To(BeTrue(), "%s: the removal of deleted target %s was never sent", pod, target)
+				Expect(gone).To(HaveKey(target), "deleted target %s still runs on %s", target, pod)
+				wait := gone[target].Sub(acked)
+				maxWait = max(maxWait, wait)
+				s, busyPod := started[pod]
+				if !busyPod || s.pod != pod || acked.Before(s.at) || !acked.Before(s.at.Add(busyHold)) {
+					continue
+				}
+				// The blackholed start is seen within 10 ms of when it began; a removal queued behind it is
+				// acted on only once it gave up, Hold after it began.
+				Expect(gone[target]).To(BeTemporally(">=", s.at.Add(busyHold-50*time.Millisecond)),
+					"%s: the removal of %s did not wait behind the blackholed start of %s", pod, target, picks[pod])
+				behind++
+				if minBehind == 0 || wait < minBehind {
+					minBehind = wait
+				}
+			}
 		}
 		lastStep := time.Now()
 		minimal := minimalReplicas(steps[len(steps)-1], int(fleet.PodCapacity))
@@ -74,7 +137,11 @@ var _ = Describe("Decommission: targets removed in steps", Ordered, func() {
 			g.Expect(s.Targets).To(Equal(int32(steps[len(steps)-1])))
 		}).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		toFinal, fromFirst := time.Since(lastStep), time.Since(firstStep)
-		Eventually(func() int { return collectedTargets(fleet.Namespace) }).WithTimeout(time.Minute).Should(Equal(steps[len(steps)-1]))
+		Eventually(func(g Gomega) {
+			c := collectionOf(fleet.Namespace)
+			g.Expect(c.held.placement()).To(HaveLen(steps[len(steps)-1]))
+			g.Expect(c.collecting).To(HaveLen(steps[len(steps)-1]), "every target collected, the blackholed ones restarted")
+		}).WithTimeout(time.Minute).Should(Succeed())
 
 		By("holding at the minimal fleet past another stabilization window")
 		Consistently(func(g Gomega) {
@@ -83,12 +150,19 @@ var _ = Describe("Decommission: targets removed in steps", Ordered, func() {
 		}).WithTimeout(window * time.Second).WithPolling(time.Second).Should(Succeed())
 
 		_, history := tracker.Stop()
+		figures := collection.Stop()
 		writeResult("decommission", decommissionResult{
 			Scenario: "decommission", PodCapacity: fleet.PodCapacity, TargetSteps: steps, StepSeconds: int(stepEvery.Seconds()),
 			ScaleDownStabilizationSec: window, ReplicasBefore: 5, MinimalReplicas: minimal, FinalReplicas: minimal,
 			SecondsFromFirstStep: fromFirst.Round(100 * time.Millisecond).Seconds(),
 			SecondsToFinal:       toFinal.Round(100 * time.Millisecond).Seconds(), PeakUnassigned: peakUnassigned, ReplicaHistory: history,
+			TargetsMoved: figures.Strays, collectionFigures: figures, busyFigures: busy,
+			RemovalsBehindBlackhole:       behind,
+			MinRemovalWaitBehindBlackhole: minBehind.Round(10 * time.Millisecond).Seconds(),
+			MaxRemovalWait:                maxWait.Round(10 * time.Millisecond).Seconds(),
 		})
+		Expect(figures.MaxDuplicated).To(BeZero(), "a target was on two collectors")
+		Expect(behind).To(BeNumerically(">", 0), "no removal was acknowledged while a blackholed start held its collector")
 		for i := 1; i < len(history); i++ {
 			Expect(history[i]).To(BeNumerically("<", history[i-1]), "replicas went back up: %v", history)
 		}

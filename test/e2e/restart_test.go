@@ -57,17 +57,35 @@ var _ = Describe("Operator restart in the middle of a rebalance", Ordered, func(
 		tracker := trackCollection(fleet.Namespace, holdingsOf(fleet.Namespace).placement())
 		scale(fleet, 5)
 
-		By("waiting until the rebalance is stuck on " + stuck)
+		By("waiting until the rebalance is stuck on " + stuck + " and everything else is done")
 		Eventually(func(g Gomega) {
 			c := getCluster(g, fleet)
 			cond := meta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionConfigApplied)
 			g.Expect(cond).NotTo(BeNil())
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(cond.Message).To(ContainSubstring(stuck))
+			// Handover steps and collectors that act after acknowledging: the other pods are done only once
+			// their collectors worked everything off and hold every target not meant for the stuck pod.
 			for i := range 4 {
-				_, running := collectors.Collector(fleet.Namespace, fleet.Cluster+"-"+strconv.Itoa(i))
+				collector, running := collectors.Collector(fleet.Namespace, fleet.Cluster+"-"+strconv.Itoa(i))
 				g.Expect(running).To(BeTrue())
+				g.Expect(collector.Idle()).To(BeTrue(), "pod %d still works off its changes", i)
 			}
+			var list operatorv1alpha1.TargetList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(fleet.Namespace))).To(Succeed())
+			onStuck := 0
+			for _, t := range list.Items {
+				st := t.Status.ClusterStates[fleet.Cluster]
+				if st.Pod == stuck {
+					onStuck++
+					continue
+				}
+				g.Expect(st.State).To(Equal(operatorv1alpha1.TargetAssigned), "target %s", t.Name)
+			}
+			g.Expect(onStuck).To(BeNumerically(">", 0))
+			h := holdingsOf(fleet.Namespace)
+			g.Expect(h.duplicated()).To(BeZero())
+			g.Expect(h.placement()).To(HaveLen(targets - onStuck))
 		}).WithTimeout(time.Minute).Should(Succeed())
 		atKill := holdingsOf(fleet.Namespace)
 		result.StuckUncollectedAtKill = targets - len(atKill)

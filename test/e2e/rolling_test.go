@@ -14,6 +14,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
 // rollingResult is what test/e2e/results/rolling-update.json holds.
@@ -27,6 +28,10 @@ type rollingResult struct {
 	TargetsMoved  int     `json:"targetsMoved"`
 	EndedOnOrigin int     `json:"targetsEndingOnTheirOriginalPod"`
 	collectionFigures
+	busyFigures
+	// HeldSeconds is, per pod, how long after its blackholed start its new collector first ran all its
+	// targets: the other starts waited behind the blackholed one.
+	HeldSeconds map[string]float64 `json:"secondsEachNewPodsTargetsWaitedBehindItsBlackhole"`
 }
 
 var _ = Describe("Rolling update of the collector image", Ordered, func() {
@@ -39,12 +44,16 @@ var _ = Describe("Rolling update of the collector image", Ordered, func() {
 		expectPlaced(fleet, targets)
 	})
 
-	It("replaces every pod one at a time; each target ends on its original pod and at most one pod's targets are ever uncollected", func() {
+	It("replaces every pod one at a time with busy collectors; each target ends on its original pod, never on two collectors, and at most one pod's targets are ever uncollected", func() {
 		original := holdingsOf(fleet.Namespace).placement()
 		Expect(original).To(HaveLen(targets))
 		uidsBefore := collectorPodUIDs(fleet)
 		Expect(uidsBefore).To(HaveLen(int(fleet.Replicas)))
 
+		By("blackholing the device of each pod's first target: a new pod's other starts wait behind it")
+		holes := blackholeEach(fleet.Namespace, pickPerPod(original, nil), busyHold)
+		DeferCleanup(collectors.ClearBlackholes, fleet.Namespace)
+		complete := watchNewCollectorsComplete(fleet, original)
 		tracker := trackCollection(fleet.Namespace, original)
 		start := time.Now()
 		cluster := &operatorv1alpha1.Cluster{}
@@ -61,10 +70,22 @@ var _ = Describe("Rolling update of the collector image", Ordered, func() {
 				g.Expect(p.Spec.Containers[0].Image).To(Equal(newImage), "pod %s", p.Name)
 				g.Expect(podReady(&p)).To(BeTrue(), "pod %s", p.Name)
 			}
-			g.Expect(holdingsOf(fleet.Namespace).placement()).To(Equal(original))
+			c := collectionOf(fleet.Namespace)
+			g.Expect(c.held.placement()).To(Equal(original))
+			g.Expect(c.collecting).To(HaveLen(targets), "every target collected, the blackholed ones restarted")
 		}).WithTimeout(3 * time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
 		rolled := time.Since(start)
 		figures := tracker.Stop()
+		started := awaitBlackholes(holes, time.Second)
+		completeAt := complete()
+		held := map[string]float64{}
+		for pod, s := range started {
+			Expect(s.pod).To(Equal(pod), "the blackholed start of %s happened on another pod", holes[pod].Target)
+			Expect(completeAt).To(HaveKey(pod), "the new collector of %s never ran all its targets", pod)
+			held[pod] = completeAt[pod].Sub(s.at).Round(10 * time.Millisecond).Seconds()
+		}
+		var busy busyFigures
+		busy.add(holes)
 
 		uidsAfter := collectorPodUIDs(fleet)
 		replaced := 0
@@ -84,14 +105,71 @@ var _ = Describe("Rolling update of the collector image", Ordered, func() {
 			Scenario: "rolling-update", Pods: int(fleet.Replicas), Targets: targets, PodCapacity: fleet.PodCapacity,
 			SecondsToRoll: rolled.Round(100 * time.Millisecond).Seconds(), PodsReplaced: replaced,
 			TargetsMoved: figures.Strays, EndedOnOrigin: onOrigin, collectionFigures: figures,
+			busyFigures: busy, HeldSeconds: held,
 		})
 		Expect(replaced).To(Equal(int(fleet.Replicas)), "every pod must have been recreated")
 		Expect(onOrigin).To(Equal(targets))
 		Expect(figures.Strays).To(BeZero(), "no target may be collected by another pod during the roll")
 		Expect(figures.MaxDuplicated).To(BeZero())
 		Expect(figures.MaxPodsShort).To(Equal(1), "exactly one pod's targets at a time may wait for their pod")
+		Expect(busy.Blackholes).To(Equal(int(fleet.Replicas)), "every new pod must have met its blackholed device")
+		for pod, s := range started {
+			// The blackholed start is seen within 10 ms of when it began; the new collector runs its other
+			// targets only once the start gave up, Hold later.
+			Expect(completeAt[pod]).To(BeTemporally(">=", s.at.Add(busyHold-50*time.Millisecond)),
+				"the targets of %s did not wait behind its blackholed start", pod)
+		}
 	})
 })
+
+// watchNewCollectorsComplete samples every 20 ms, until the returned function is called, when each pod of
+// the fleet first has a new collector (not the one it has now) that runs all the pod's original targets.
+func watchNewCollectorsComplete(f harness.Fleet, original map[string]string) func() map[string]time.Time {
+	old := map[string]*fakecollector.Collector{}
+	want := map[string][]string{}
+	for target, pod := range original {
+		want[pod] = append(want[pod], target)
+		if _, ok := old[pod]; !ok {
+			old[pod], _ = collectors.Collector(f.Namespace, pod)
+		}
+	}
+	complete := map[string]time.Time{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(20 * time.Millisecond)
+		defer ticker.Stop()
+		for len(complete) < len(want) {
+			for pod, targets := range want {
+				c, ok := collectors.Collector(f.Namespace, pod)
+				if _, seen := complete[pod]; seen || !ok || c == old[pod] {
+					continue
+				}
+				runs := map[string]bool{}
+				for _, t := range c.Targets() {
+					runs[t] = true
+				}
+				all := true
+				for _, t := range targets {
+					all = all && runs[t]
+				}
+				if all {
+					complete[pod] = time.Now()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return func() map[string]time.Time {
+		close(stop)
+		<-done
+		return complete
+	}
+}
 
 // collectorPods lists the fleet's collector pods.
 func collectorPods(g Gomega, f harness.Fleet) []corev1.Pod {

@@ -24,6 +24,9 @@ import (
 // is closed when the pod is deleted, losing its configuration exactly like a restarted container. When a
 // Node is deleted, the collectors of its pods are closed at once: the machine is gone, although the pod
 // objects stay until kube-controller-manager's pod garbage collector removes them.
+//
+// Every collector behaves like the real gNMIc (DefaultCollectorOptions) unless a scenario chooses other
+// options for its namespace (UseOptions).
 type Collectors struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*runningCollector
@@ -32,8 +35,31 @@ type Collectors struct {
 	// refusing are the pods (namespace/name) whose collectors refuse every configuration, including
 	// collectors started later for a recreated pod of that name.
 	refusing map[types.NamespacedName]string
-	log      func(format string, args ...any)
-	cancel   context.CancelFunc
+	// options are the fake collector options chosen for a namespace's collectors.
+	options map[string][]fakecollector.Option
+	// blackholes are, per namespace, the blackholed devices whose start has not happened yet.
+	blackholes map[string][]*Blackhole
+	watching   bool
+	ctx        context.Context
+	log        func(format string, args ...any)
+	cancel     context.CancelFunc
+}
+
+// DefaultCollectorOptions are the options every fake collector starts with unless its namespace chose
+// others: fakecollector.Realistic(), the real collector's measured behaviour. An apply is acknowledged once
+// stored; its target changes are worked off later, one at a time, from a 128-entry buffer whose overflow is
+// dropped without an error.
+func DefaultCollectorOptions() []fakecollector.Option {
+	return []fakecollector.Option{fakecollector.Realistic()}
+}
+
+// UseOptions makes the collectors started from now on for pods of namespace use opts instead of
+// DefaultCollectorOptions (no option at all: a fake that acts on every change within the apply). Running
+// collectors keep the options they started with.
+func (c *Collectors) UseOptions(namespace string, opts ...fakecollector.Option) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.options[namespace] = append([]fakecollector.Option{}, opts...)
 }
 
 type runningCollector struct {
@@ -47,7 +73,8 @@ func (cp *ControlPlane) StartCollectors(ctx context.Context) (*Collectors, error
 	ctx, cancel := context.WithCancel(ctx)
 	c := &Collectors{
 		byUID: map[types.UID]*runningCollector{}, lostNodes: map[string]bool{},
-		refusing: map[types.NamespacedName]string{}, log: cp.log, cancel: cancel,
+		refusing: map[types.NamespacedName]string{}, options: map[string][]fakecollector.Option{},
+		blackholes: map[string][]*Blackhole{}, ctx: ctx, log: cp.log, cancel: cancel,
 	}
 	pods := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = operatorv1alpha1.ClusterLabel }))
@@ -113,17 +140,33 @@ func (c *Collectors) observe(obj any) {
 	if _, running := c.byUID[pod.UID]; running || c.lostNodes[pod.Spec.NodeName] {
 		return
 	}
-	collector := fakecollector.New()
 	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	if reason, refuse := c.refusing[name]; refuse {
-		collector.FailApply(http.StatusInternalServerError, reason)
-	}
+	collector := c.newCollector(name)
 	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))
 	if err := collector.Start(addr); err != nil {
+		_ = collector.Close() // ends its change queue's worker
 		c.log("fake collector for pod %s/%s on %s: %v", pod.Namespace, pod.Name, addr, err)
 		return
 	}
 	c.byUID[pod.UID] = &runningCollector{pod: name, node: pod.Spec.NodeName, collector: collector}
+}
+
+// newCollector is the one place fake collectors are made: with the options of the pod's namespace
+// (DefaultCollectorOptions unless UseOptions chose others), refusing configurations when the pod was told
+// to, and with the namespace's pending blackholes. Callers hold c.mu.
+func (c *Collectors) newCollector(pod types.NamespacedName) *fakecollector.Collector {
+	opts, chosen := c.options[pod.Namespace]
+	if !chosen {
+		opts = DefaultCollectorOptions()
+	}
+	collector := fakecollector.New(opts...)
+	if reason, refuse := c.refusing[pod]; refuse {
+		collector.FailApply(http.StatusInternalServerError, reason)
+	}
+	for _, b := range c.blackholes[pod.Namespace] {
+		collector.Blackhole(b.Target, b.Hold)
+	}
+	return collector
 }
 
 func (c *Collectors) stop(uid types.UID) {
@@ -175,6 +218,27 @@ func (c *Collectors) Targets(namespace string) map[string][]string {
 		if running.pod.Namespace == namespace {
 			out[running.pod.Name] = running.collector.Targets()
 		}
+	}
+	return out
+}
+
+// Runs returns, per pod name of the namespace, the targets its fake collector runs, each with whether it
+// collects (connection READY, every subscription running).
+func (c *Collectors) Runs(namespace string) map[string]map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]map[string]bool{}
+	for _, running := range c.byUID {
+		if running.pod.Namespace != namespace {
+			continue
+		}
+		runs := map[string]bool{}
+		for _, t := range running.collector.Targets() {
+			if st, ok := running.collector.TargetStatus(t); ok {
+				runs[t] = st.Collecting()
+			}
+		}
+		out[running.pod.Name] = runs
 	}
 	return out
 }
