@@ -67,12 +67,41 @@ func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operato
 			continue
 		}
 		rt := collectorRuntime{known: true, targets: make(map[string]gnmic.TargetStatus, len(reported))}
+		names := make([]string, 0, len(reported))
 		for _, t := range reported {
 			rt.targets[t.Name] = t.State
+			names = append(names, t.Name)
 		}
 		out[ordinal] = rt
+		r.ledger.noteRunning(pod, names)
 	}
 	return out
+}
+
+// heldByTerminatingPods are the targets that the collectors of terminating pods may still run: a pod keeps
+// running for its termination grace period after its deletion, and a target it runs must not start
+// elsewhere before it stops (or the drop timeout passes). Their collectors are read, never pushed; one that
+// cannot be read holds what it ran or was sent last.
+func (r *ClusterReconciler) heldByTerminatingPods(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) []string {
+	var held []string
+	for _, pod := range w.terminating {
+		if ready, _ := podReadiness(pod); !ready {
+			continue
+		}
+		client, err := r.Dialer.Client(cluster, pod, w.clientTLS())
+		var reported []gnmic.TargetState
+		if err == nil {
+			reported, err = client.Targets(ctx)
+		}
+		if err != nil {
+			held = append(held, r.ledger.lastRunning(pod)...)
+			continue
+		}
+		for _, t := range reported {
+			held = append(held, t.Name)
+		}
+	}
+	return held
 }
 
 // rereadPushed reads again the collectors this reconcile pushed to, so that the statuses it writes show what

@@ -30,8 +30,10 @@ type world struct {
 	conn    render.Connections
 	// tlsSecrets are the target-profile TLS Secrets every collector pod mounts.
 	tlsSecrets []string
-	// pods are the Cluster's collector pods by ordinal.
-	pods map[int]*corev1.Pod
+	// pods are the Cluster's collector pods by ordinal; terminating are those being deleted, whose collectors
+	// may still run for their termination grace period.
+	pods        map[int]*corev1.Pod
+	terminating []*corev1.Pod
 	// lost are the pods that look ready but cannot serve (their Node is lost, or their collector is silent).
 	lost map[int]lostPod
 	// current is each target's pod ordinal as its status records it.
@@ -156,8 +158,12 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if ordinal, ok := workload.PodOrdinal(cluster, p.Name); ok && p.DeletionTimestamp.IsZero() {
+		ordinal, ok := workload.PodOrdinal(cluster, p.Name)
+		switch {
+		case ok && p.DeletionTimestamp.IsZero():
 			w.pods[ordinal] = p
+		case ok:
+			w.terminating = append(w.terminating, p)
 		}
 	}
 	if w.lost, err = r.findLostPods(ctx, client.ObjectKeyFromObject(cluster), w); err != nil {

@@ -100,7 +100,8 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 	runtimes collectorRuntimes, ordinals []int) pushResults {
 	results := pushResults{pods: r.collectorStatuses(cluster, w), skipped: w.skips}
 	configs := map[int]podConfigs{}
-	in := handover.Input{BatchSize: r.batchSize(), DropTimeout: r.dropTimeout(), RepairAfter: r.repairAfter(), Now: r.now()}
+	in := handover.Input{BatchSize: r.batchSize(), DropTimeout: r.dropTimeout(), RepairAfter: r.repairAfter(), Now: r.now(),
+		HeldElsewhere: r.heldByTerminatingPods(ctx, cluster, w)}
 	for _, ordinal := range ordinals {
 		pp := results.pods[ordinal]
 		pp.considered = true
@@ -108,6 +109,9 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].known}
 		for name := range runtimes[ordinal].targets {
 			c.Running = append(c.Running, name)
+		}
+		if !c.RunningKnown {
+			c.Running = r.ledger.lastRunning(pp.pod)
 		}
 		if err != nil {
 			// Nothing can be sent to the pod: it keeps what it holds, which still counts against moves.

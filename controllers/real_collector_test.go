@@ -70,7 +70,7 @@ var _ = Describe("Cluster reconciler with collectors that behave like gNMIc", fu
 		f.converged(150, 0)
 		f.collecting(150)
 		Expect(f.collectors[0].Dropped()).To(BeNumerically(">", 0), "nothing was dropped: the spec proves no repair")
-		Expect(f.events(controllers.EventTargetsRepaired)).NotTo(BeEmpty())
+		Eventually(func() []string { return f.events(controllers.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
 	})
 
 	It("moves targets off a busy collector only once it stopped running them", func() {
@@ -289,6 +289,37 @@ var _ = Describe("Cluster reconciler, when a collector loses its configuration b
 		f.collecting(120)
 		Expect(f.collectors[0].Targets()).To(HaveLen(120))
 		Expect(f.collectors[0].Dropped()).To(BeZero())
-		Expect(f.events(controllers.EventTargetsRepaired)).NotTo(BeEmpty())
+		Eventually(func() []string { return f.events(controllers.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
+	})
+})
+
+var _ = Describe("Cluster reconciler, when a pod terminates with its collector still running", func() {
+	It("starts the pod's targets elsewhere only once its collector stops, or after the drop timeout", func() {
+		op := startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.DropTimeout = 4 * time.Second })
+		defer op.Stop()
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 10)
+		held := f.converged(10, 0)
+		Expect(held[1]).NotTo(BeEmpty())
+
+		// A finalizer stands in for the pod's termination grace period: deleted, it stays, and its collector
+		// keeps running its targets.
+		const finalizer = "test.gnmic.dev/terminating"
+		pod := f.pod(1)
+		pod.Finalizers = append(pod.Finalizers, finalizer)
+		Expect(k8sClient.Update(suiteCtx, pod)).To(Succeed())
+		DeferCleanup(func() {
+			p := f.pod(1)
+			p.Finalizers = nil
+			Expect(k8sClient.Update(suiteCtx, p)).To(Succeed())
+		})
+		Expect(k8sClient.Delete(suiteCtx, f.pod(1))).To(Succeed())
+		Eventually(func() bool { return f.pod(1).DeletionTimestamp != nil }, 5*time.Second).Should(BeTrue())
+		f.scale(1)
+
+		Consistently(func() []string { return f.collectors[0].Targets() }, 3*time.Second, 50*time.Millisecond).
+			Should(ConsistOf(held[0]), "targets started on pod 0 while the terminating pod's collector ran them")
+		Eventually(func() []string { return f.collectors[0].Targets() }, 15*time.Second).Should(HaveLen(10))
+		Eventually(func() []string { return f.events(controllers.EventHandoverOverlap) }, 5*time.Second).NotTo(BeEmpty())
 	})
 })

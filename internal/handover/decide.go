@@ -15,8 +15,9 @@ type Collector struct {
 	Sent []string
 	// Changed are targets both sent and desired whose configuration now differs from the one sent.
 	Changed []string
-	// Running are the targets the collector lists in its running state; RunningKnown is false when it could
-	// not be read (then nothing is concluded from it).
+	// Running are the targets the collector lists in its running state. RunningKnown is false when it could
+	// not be read now: Running is then what it listed last, still counted as held (a failed read never lets a
+	// move through) but not used to judge its progress.
 	Running      []string
 	RunningKnown bool
 }
@@ -25,6 +26,10 @@ type Collector struct {
 type Input struct {
 	// Collectors are the pods the operator can push to, each at most once.
 	Collectors []Collector
+	// HeldElsewhere are targets that collectors the operator does not push to still run (pods terminating with
+	// their collector still up): a move of such a target waits as for any other holder. Their holder is
+	// reported as the ordinal Elsewhere.
+	HeldElsewhere []string
 	// BatchSize is the most target changes a collector may have outstanding (sent, not yet acted on).
 	BatchSize int
 	// DropTimeout bounds how long a move waits for the target's old collector to drop it.
@@ -36,6 +41,9 @@ type Input struct {
 	RepairAfter time.Duration
 	Now         time.Time
 }
+
+// Elsewhere is the holder of a target in Input.HeldElsewhere.
+const Elsewhere = -1
 
 // Slot is one target on one collector.
 type Slot struct {
@@ -114,6 +122,9 @@ func Decide(in Input, mem Memory) Decision {
 	collectors := slices.Clone(in.Collectors)
 	sort.Slice(collectors, func(i, j int) bool { return collectors[i].Ordinal < collectors[j].Ordinal })
 	holders := holdersOf(collectors)
+	for _, t := range in.HeldElsewhere {
+		holders[t] = append(holders[t], Elsewhere)
+	}
 	d := Decision{Memory: Memory{Waiting: map[string]time.Time{}, Progress: map[int]Progress{}, Repairs: map[Slot]int{}}}
 	for _, c := range collectors {
 		d.Steps = append(d.Steps, d.step(in, mem, c, holders))
@@ -136,9 +147,7 @@ func holdersOf(collectors []Collector) map[string][]int {
 			}
 		}
 		add(c.Sent)
-		if c.RunningKnown {
-			add(c.Running)
-		}
+		add(c.Running)
 	}
 	return holders
 }

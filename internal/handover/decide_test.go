@@ -231,3 +231,35 @@ func TestDecide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { tc.check(t, Decide(tc.in, tc.mem)) })
 	}
 }
+
+func TestDecideCountsWhatCannotBeSeenAsHeld(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Input
+	}{{
+		name: "a collector that could not be read still holds what it ran last, although its removal was acknowledged",
+		in: input(100,
+			Collector{Ordinal: 0, Desired: nil, Sent: nil, Running: []string{"b"}, RunningKnown: false},
+			Collector{Ordinal: 1, Desired: []string{"b"}, RunningKnown: true}),
+	}, {
+		name: "a target a terminating pod's collector still runs waits for it",
+		in: func() Input {
+			in := input(100, Collector{Ordinal: 1, Desired: []string{"b"}, RunningKnown: true})
+			in.HeldElsewhere = []string{"b"}
+			return in
+		}(),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.in, Memory{})
+			if s := stepOf(t, d, 1); len(s.Send) != 0 || !slices.Equal(s.Waiting, []string{"b"}) {
+				t.Fatalf("the move went ahead: %+v", s)
+			}
+			tc.in.Now = tc.in.Now.Add(time.Minute)
+			d = Decide(tc.in, d.Memory)
+			if s := stepOf(t, d, 1); !slices.Equal(s.Added, []string{"b"}) || len(d.Overlaps) != 1 {
+				t.Fatalf("after the drop timeout: %+v, overlaps %v", s, d.Overlaps)
+			}
+		})
+	}
+}
