@@ -1,7 +1,6 @@
 package controllers_test
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"strings"
@@ -12,12 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
@@ -132,15 +126,7 @@ func startLoadOperator(api *loadAPICounter, poll time.Duration) *operator {
 	counted.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return loadRoundTripper{next: rt, count: api.count}
 	}
-	mgr, err := ctrl.NewManager(counted, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		Cache:                  cache.Options{ByObject: controllers.CacheByObject()},
-		Logger:                 ctrl.Log,
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	Expect(err).NotTo(HaveOccurred())
+	mgr := newManager(counted)
 	r := &controllers.ClusterReconciler{
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
@@ -149,15 +135,7 @@ func startLoadOperator(api *loadAPICounter, poll time.Duration) *operator {
 		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
 		PollInterval: poll,
 	}
-	Expect(r.SetupWithManager(mgr)).To(Succeed())
-	ctx, stop := context.WithCancel(suiteCtx)
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	return &operator{stop: stop, done: done}
+	return runOperator(mgr, r)
 }
 
 // loadAPICounter counts the API requests about one namespace by verb and resource, such as "get secrets" or

@@ -113,17 +113,7 @@ func startOperator() *operator { return startOperatorPolling(2 * time.Second) }
 // startOperatorPolling is startOperator with another collector poll interval, and with the reconciler's
 // settings changed by configure.
 func startOperatorPolling(poll time.Duration, configure ...func(*controllers.ClusterReconciler)) *operator {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{ByObject: controllers.CacheByObject()},
-		Logger:  ctrl.Log,
-		// Every operator instance in a test must start from what the API says, not from a previous one.
-		HealthProbeBindAddress: "0",
-		// Tests restart the operator in one process; each instance registers the same controller name.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	Expect(err).NotTo(HaveOccurred())
+	mgr := newManager(cfg)
 	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}}
 	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -162,6 +152,29 @@ func startOperatorPolling(poll time.Duration, configure ...func(*controllers.Clu
 	for _, c := range configure {
 		c(r)
 	}
+	op := runOperator(mgr, r)
+	op.writes = writes
+	return op
+}
+
+// newManager is a manager as the operator builds it, for the API server that restConfig reaches.
+func newManager(restConfig *rest.Config) ctrl.Manager {
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{ByObject: controllers.CacheByObject()},
+		Logger:  ctrl.Log,
+		// Every operator instance in a test must start from what the API says, not from a previous one.
+		HealthProbeBindAddress: "0",
+		// Tests restart the operator in one process; each instance registers the same controller name.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return mgr
+}
+
+// runOperator sets the reconciler up with the manager and runs it until the operator's Stop.
+func runOperator(mgr ctrl.Manager, r *controllers.ClusterReconciler) *operator {
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)
 	done := make(chan struct{})
@@ -170,7 +183,7 @@ func startOperatorPolling(poll time.Duration, configure ...func(*controllers.Clu
 		defer close(done)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-	return &operator{stop: stop, done: done, writes: writes}
+	return &operator{stop: stop, done: done}
 }
 
 func (o *operator) Stop() {
