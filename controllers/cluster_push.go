@@ -227,6 +227,9 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 		return
 	}
 	if e, ok := r.ledger.sent(pp.pod); ok && e.hash == hash {
+		// Acknowledged already; status may have missed the write that said so (a conflict), and it is all a
+		// restarted operator will know.
+		pp.status.UID, pp.status.Restarts = string(pp.pod.UID), containerRestarts(pp.pod)
 		pp.status.Targets, pp.status.ConfigHash = int32(len(cfg.Targets)), hash
 		return
 	}
