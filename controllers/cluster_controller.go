@@ -55,21 +55,13 @@ type ClusterReconciler struct {
 	// clientTLS is the operator's client TLS configuration per Cluster with spec.api.tls, rebuilt only when
 	// its certificate material changes.
 	clientTLS clientTLSCache
-	// ledger is what each collector acknowledged; handovers the handover memory of each Cluster.
-	ledger    collectorLedger
-	handovers sync.Map
-	// written remembers, per Cluster, the last state written per Target, and configured the readiness-gate
-	// condition last written per pod: the cache may lag behind the operator's own writes, and reconciling
-	// from a stale view must not write the same thing twice.
-	written    sync.Map
-	configured sync.Map
-	// silence holds, per Cluster, since when each collector asked and not answering has been silent;
-	// nodesMissing since when each Node that pods name was first seen missing.
-	silence      sync.Map
+	// ledger is what each collector acknowledged and last reported running.
+	ledger collectorLedger
+	// memories are what the reconciler remembers of each Cluster between reconciles (clusterMemory).
+	memories sync.Map
+	// nodesMissing is since when each Node that collector pods name was first seen missing, shared by every
+	// Cluster with pods on it; an entry goes when the Node is seen again.
 	nodesMissing sync.Map
-	// missingSince holds, per Cluster, when each desired pod ordinal now missing was first seen missing:
-	// the grace period of a pod that is not recreated runs from then.
-	missingSince sync.Map
 }
 
 // Reconcile is one pass over a Cluster: observe, place, read what the collectors run, push each one handover
@@ -83,10 +75,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			if r.streams != nil {
 				r.streams.forget(req.NamespacedName)
 			}
-			r.missingSince.Delete(req.NamespacedName)
-			r.handovers.Delete(req.NamespacedName)
-			r.silence.Delete(req.NamespacedName)
-			r.written.Delete(req.NamespacedName)
+			r.forgetMemory(req.NamespacedName)
 			r.clientTLS.forget(req.NamespacedName)
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
@@ -117,7 +106,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
 	// reporting and nothing else depends on the gate. It is returned at the end, for a retry with backoff
 	// (as is every earlier return); until then the pod keeps the gate it had.
-	gateErr := r.reportPodsConfigured(ctx, plan, pushed)
+	gateErr := r.reportPodsConfigured(ctx, req.NamespacedName, plan, pushed)
 	r.followCollectors(ctx, &cluster, world, reachable)
 	nextRestart := r.restartFailedTargets(ctx, &cluster, world, runtimes, pushed)
 	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)

@@ -49,11 +49,9 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 		pods = append(pods, availability.Pod{Ordinal: ordinal, Ready: ready, UnreadySince: since})
 	}
 	// A missing pod has no condition to date its absence: its grace period runs from when this process first
-	// saw it missing (an operator restart starts it again, which only ever waits longer). Reconciles of one
-	// Cluster never overlap, so its map is not shared.
-	key := client.ObjectKeyFromObject(cluster)
-	seen, _ := r.missingSince.Load(key)
-	wasMissing, _ := seen.(map[int]time.Time)
+	// saw it missing (an operator restart starts it again, which only ever waits longer).
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	wasMissing := memory.missingSince
 	missing := map[int]time.Time{}
 	for ordinal := 0; ordinal < replicas; ordinal++ {
 		if _, exists := w.pods[ordinal]; exists {
@@ -66,7 +64,7 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 		missing[ordinal] = since
 		pods = append(pods, availability.Pod{Ordinal: ordinal, UnreadySince: since})
 	}
-	r.missingSince.Store(key, missing)
+	memory.missingSince = missing
 	avail := availability.Classify(availability.Input{Replicas: replicas, Pods: pods, Grace: grace, Now: r.now()})
 	holding := map[int]bool{}
 	for _, o := range avail.Holding {

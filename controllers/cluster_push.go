@@ -125,10 +125,9 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		in.Collectors = append(in.Collectors, c)
 	}
 	key := client.ObjectKeyFromObject(cluster)
-	memory, _ := r.handovers.Load(key)
-	mem, _ := memory.(handover.Memory)
-	results.decision = handover.Decide(in, mem)
-	r.handovers.Store(key, results.decision.Memory)
+	memory := r.memoryOf(key)
+	results.decision = handover.Decide(in, memory.handover)
+	memory.handover = results.decision.Memory
 
 	for _, step := range results.decision.Steps {
 		pp := results.pods[step.Ordinal]

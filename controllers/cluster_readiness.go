@@ -38,7 +38,11 @@ type configuredWrite struct {
 //
 // A pod's status is written only when the condition changes: an unchanged fleet costs no write. Every pod is
 // tried even when one write fails; the failures are returned together, for a retry with backoff.
-func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, plan placementPlan, pushed pushResults) error {
+func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, cluster types.NamespacedName, plan placementPlan,
+	pushed pushResults) error {
+	memory := r.memoryOf(cluster)
+	gates := make(map[string]configuredWrite, len(plan.availability.Ready))
+	defer func() { memory.gates = gates }()
 	var errs []error
 	for _, ordinal := range plan.availability.Ready {
 		pp := pushed.pods[ordinal]
@@ -46,6 +50,10 @@ func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, plan place
 			continue
 		}
 		pod, want := pp.pod, wantConfigured(pp)
+		last, wrote := memory.gates[pod.Name]
+		if wrote {
+			gates[pod.Name] = last
+		}
 		have := podCondition(pod, operatorv1alpha1.ConditionPodConfigured)
 		if have != nil && have.Status == want.status && have.Reason == want.reason && have.Message == want.message {
 			continue
@@ -53,17 +61,15 @@ func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, plan place
 		if have == nil && want.reason == operatorv1alpha1.ReasonPodConfigApplying {
 			continue // a gate without its condition already holds the pod back: no write needed to say so
 		}
-		if last, ok := r.configured.Load(ackedKey(pod)); ok {
-			if w := last.(configuredWrite); w.uid == pod.UID && w.before == pod.ResourceVersion && w.condition == want {
-				continue // written by an earlier reconcile; the cache does not show it yet
-			}
+		if wrote && last.uid == pod.UID && last.before == pod.ResourceVersion && last.condition == want {
+			continue // written by an earlier reconcile; the cache does not show it yet
 		}
 		transition := have == nil || have.Status != want.status
 		if err := r.patchConfigured(ctx, pod, want, transition); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		r.configured.Store(ackedKey(pod), configuredWrite{uid: pod.UID, before: pod.ResourceVersion, condition: want})
+		gates[pod.Name] = configuredWrite{uid: pod.UID, before: pod.ResourceVersion, condition: want}
 	}
 	return errors.Join(errs...)
 }

@@ -33,11 +33,10 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 	now := metav1.NewTime(r.now())
 	// What this operator last wrote per Target of the Cluster: the cache may not show its previous writes
 	// yet. Rebuilt every reconcile from the Targets that exist, so deleted Targets leave nothing behind.
-	key := client.ObjectKeyFromObject(cluster)
-	stored, _ := r.written.Load(key)
-	lastWritten, _ := stored.(map[types.UID]operatorv1alpha1.TargetClusterState)
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	lastWritten := memory.written
 	written := make(map[types.UID]operatorv1alpha1.TargetClusterState, len(lastWritten))
-	defer r.written.Store(key, written)
+	defer func() { memory.written = written }()
 	writes := 0
 	for i := range w.targets {
 		t := &w.targets[i]

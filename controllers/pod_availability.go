@@ -36,8 +36,7 @@ type lostPod struct {
 func (r *ClusterReconciler) findLostPods(ctx context.Context, cluster types.NamespacedName, w *world) (map[int]lostPod, error) {
 	lost := map[int]lostPod{}
 	now := r.now()
-	stored, _ := r.silence.Load(cluster)
-	silentSince, _ := stored.(map[types.UID]time.Time)
+	silentSince := r.memoryOf(cluster).silentSince
 	readyPods, silentPods := 0, 0
 	for ordinal, pod := range w.pods {
 		if ready, _ := podReadiness(pod); !ready {
@@ -101,8 +100,8 @@ func (r *ClusterReconciler) nodeLost(ctx context.Context, name string) (time.Tim
 // recordSilence remembers, for the next reconcile, since when each collector that was asked and did not
 // answer has been silent. Only the pods asked now are kept, so the memory stays bounded by the fleet.
 func (r *ClusterReconciler) recordSilence(cluster types.NamespacedName, w *world, asked []int, runtimes collectorRuntimes) {
-	stored, _ := r.silence.Load(cluster)
-	was, _ := stored.(map[types.UID]time.Time)
+	memory := r.memoryOf(cluster)
+	was := memory.silentSince
 	now := map[types.UID]time.Time{}
 	for _, ordinal := range asked {
 		if runtimes[ordinal].known {
@@ -115,16 +114,14 @@ func (r *ClusterReconciler) recordSilence(cluster types.NamespacedName, w *world
 		}
 		now[uid] = since
 	}
-	r.silence.Store(cluster, now)
+	memory.silentSince = now
 }
 
 // nextSilenceLook is when a collector that is silent now will have been silent for CollectorSilence (zero
 // when none is).
 func (r *ClusterReconciler) nextSilenceLook(cluster types.NamespacedName) time.Time {
-	stored, _ := r.silence.Load(cluster)
-	silent, _ := stored.(map[types.UID]time.Time)
 	var next time.Time
-	for _, since := range silent {
+	for _, since := range r.memoryOf(cluster).silentSince {
 		if at := since.Add(r.collectorSilence()); at.After(r.now()) {
 			next = earliest(next, at)
 		}

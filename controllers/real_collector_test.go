@@ -286,8 +286,9 @@ var _ = Describe("Cluster reconciler, when a collector loses its configuration b
 		resp.Body.Close()
 		Eventually(f.collectors[0].Targets, 5*time.Second).Should(BeEmpty())
 
+		// Target statuses may still show the state from before the reset: wait on the collector itself.
+		Eventually(f.collectors[0].Targets, 30*time.Second).Should(HaveLen(120))
 		f.collecting(120)
-		Expect(f.collectors[0].Targets()).To(HaveLen(120))
 		Expect(f.collectors[0].Dropped()).To(BeZero())
 		Eventually(func() []string { return f.events(controllers.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
 	})

@@ -1,0 +1,42 @@
+package controllers
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/handover"
+)
+
+// clusterMemory is everything the reconciler remembers of one Cluster between two reconciles, beyond what
+// the API server and the collectors say. Its one staleness rule: each part is rebuilt by every reconcile from
+// what still exists (pods, Targets, collectors), so it never outgrows the fleet, and the whole is dropped
+// with the Cluster. Reconciles of one Cluster never overlap, so a reconcile owns its Cluster's memory.
+//
+// (What each collector acknowledged lives in the collectorLedger instead: it speaks for one collector
+// process, whatever Cluster reconcile reads it.)
+type clusterMemory struct {
+	// missingSince is when each desired pod ordinal now missing was first seen missing: the grace period of a
+	// pod that is not recreated runs from then.
+	missingSince map[int]time.Time
+	// silentSince is since when each collector asked and not answering has been silent.
+	silentSince map[types.UID]time.Time
+	// handover is what one handover decision hands to the next.
+	handover handover.Memory
+	// written is the state last written per Target, and gates the readiness-gate condition last written per
+	// pod: the cache may not show the operator's own writes yet, and a stale view must not write twice.
+	written map[types.UID]operatorv1alpha1.TargetClusterState
+	gates   map[string]configuredWrite
+}
+
+// memoryOf is the Cluster's memory, empty the first time.
+func (r *ClusterReconciler) memoryOf(cluster types.NamespacedName) *clusterMemory {
+	m, _ := r.memories.LoadOrStore(cluster, &clusterMemory{})
+	return m.(*clusterMemory)
+}
+
+// forgetMemory drops a deleted Cluster's memory.
+func (r *ClusterReconciler) forgetMemory(cluster types.NamespacedName) {
+	r.memories.Delete(cluster)
+}
