@@ -142,7 +142,7 @@ var _ = Describe("Owned workload objects that drift", func() {
 			Consistently(func() int { return writes.in(f.ns) }, 3*time.Second, 250*time.Millisecond).Should(Equal(before),
 				"writes to owned objects: %v", writes.snapshot(f.ns))
 			GinkgoWriter.Printf("owned-object writes while unchanged: %d over %d collector reads\n", writes.in(f.ns)-before, f.reads()-reads)
-			Expect(f.reads()-reads).To(BeNumerically(">=", 10), "the Cluster was reconciled repeatedly")
+			Expect(f.reads()-reads).To(BeNumerically(">=", 4), "the Cluster was reconciled repeatedly (2 reads each; ~15 expected, a margin for a loaded machine)")
 		})
 
 		It("deletes the PodDisruptionBudget once when scaled to one replica, and not on every reconcile after", func() {
@@ -154,7 +154,7 @@ var _ = Describe("Owned workload objects that drift", func() {
 			deletes, reads := writes.of(f.ns, "Delete PodDisruptionBudget"), f.reads()
 			Consistently(func() int { return writes.of(f.ns, "Delete PodDisruptionBudget") }, 3*time.Second, 250*time.Millisecond).
 				Should(Equal(deletes), "deletes of a budget that is gone")
-			Expect(f.reads()-reads).To(BeNumerically(">=", 10), "the Cluster was reconciled repeatedly")
+			Expect(f.reads()-reads).To(BeNumerically(">=", 4), "the Cluster was reconciled repeatedly (2 reads each; ~15 expected, a margin for a loaded machine)")
 		})
 	})
 })
@@ -178,9 +178,9 @@ var _ = Describe("Collector TLS transports", func() {
 		Eventually(func() int { return dialer.Transports(f.ns) }, 10*time.Second).Should(Equal(2))
 
 		before, reads := handshakes.Load(), f.reads()
-		Consistently(func() int { return dialer.Transports(f.ns) }, 3*time.Second, 100*time.Millisecond).Should(Equal(2))
+		Consistently(func() int { return dialer.Transports(f.ns) }, 5*time.Second, 100*time.Millisecond).Should(Equal(2))
 		GinkgoWriter.Printf("TLS handshakes while unchanged: %d over %d collector reads\n", handshakes.Load()-before, f.reads()-reads)
-		Expect(f.reads()-reads).To(BeNumerically(">=", 10), "the Cluster was reconciled repeatedly")
+		Expect(f.reads()-reads).To(BeNumerically(">=", 4), "the Cluster was reconciled repeatedly (2 reads each; ~15 expected, a margin for a loaded machine)")
 		// The leak made one handshake per request (92 over 92 reads). A pod's pool may still open a second
 		// connection when two requests to it overlap (a read beside the event stream's reconnect): at most one
 		// per pod.

@@ -344,10 +344,13 @@ func condition(c *operatorv1alpha1.Cluster, kind string) metav1.Condition {
 	return metav1.Condition{}
 }
 
+// close stops the fleet's collectors and deletes its Cluster, so that the operators of later specs do not
+// keep reconciling it (the suite's envtest runs no garbage collector: its Targets and pods stay, unread).
 func (f *fleet) close() {
 	for _, col := range f.collectors {
 		_ = col.Close()
 	}
+	_ = k8sClient.Delete(suiteCtx, &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: f.name}})
 }
 
 // dump is an object list as JSON, for scanning it for text that must not be there.
