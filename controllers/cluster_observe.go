@@ -46,6 +46,8 @@ type world struct {
 	rendered  gnmic.Config
 	skips     []render.SkipError
 	renderErr error
+	// skippedByTarget indexes the skips of targets by name: status is written per target.
+	skippedByTarget map[string]render.SkipError
 }
 
 // silentPods are the lost pods that only their collector's silence makes lost: they are still asked for
@@ -72,24 +74,12 @@ func (w *world) placeable() []string {
 
 // skippedTarget is why a selected target cannot be configured, if it cannot.
 func (w *world) skippedTarget(name string) (render.SkipError, bool) {
-	for _, s := range w.skips {
-		if s.Kind == selection.KindTarget && s.Name == name {
-			return s, true
-		}
-	}
-	return render.SkipError{}, false
+	skip, ok := w.skippedByTarget[name]
+	return skip, ok
 }
 
 // skippedTargets counts the selected targets that cannot be configured.
-func (w *world) skippedTargets() int {
-	n := 0
-	for _, s := range w.skips {
-		if s.Kind == selection.KindTarget {
-			n++
-		}
-	}
-	return n
-}
+func (w *world) skippedTargets() int { return len(w.skippedByTarget) }
 
 // clientTLS is the TLS configuration for the collectors' REST API, nil for plain HTTP.
 func (w *world) clientTLS() *tls.Config {
@@ -152,6 +142,12 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 	w.conn.Secrets = secrets
 	w.tlsSecrets = selection.TLSSecretsOf(w.selection, w.conn.Profiles)
 	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
+	w.skippedByTarget = map[string]render.SkipError{}
+	for _, skip := range w.skips {
+		if skip.Kind == selection.KindTarget {
+			w.skippedByTarget[skip.Name] = skip
+		}
+	}
 	if w.apiTLS, err = r.ensureAPITLS(ctx, cluster); err != nil {
 		return nil, err
 	}
