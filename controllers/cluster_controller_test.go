@@ -42,7 +42,11 @@ var _ = Describe("Cluster reconciler", func() {
 		c := f.cluster()
 		Expect(c.Status.ReadyReplicas).To(BeEquivalentTo(3))
 		Expect(condition(c, operatorv1alpha1.ConditionCapacityExhausted).Status).To(Equal(metav1.ConditionFalse))
-		Expect(condition(c, operatorv1alpha1.ConditionConfigApplied).Status).To(Equal(metav1.ConditionTrue))
+		// ConfigApplied turns True once a read of the collectors shows them running everything: a reconcile
+		// after the holdings converged.
+		Eventually(func() metav1.ConditionStatus {
+			return condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied).Status
+		}, 10*time.Second).Should(Equal(metav1.ConditionTrue))
 		var collected int32
 		for _, col := range c.Status.Collectors {
 			collected += col.Targets
