@@ -28,8 +28,9 @@ type world struct {
 	// objects are everything of the namespace that Pipelines select from, as listed once for this reconcile.
 	objects selection.Objects
 	conn    render.Connections
-	// tlsSecrets are the target-profile TLS Secrets every collector pod mounts.
-	tlsSecrets []string
+	// targetTLS is the Cluster's target TLS Secret, which carries the TLS files of its targets to every
+	// collector pod: what it should hold and what it held.
+	targetTLS targetTLS
 	// pods are the Cluster's collector pods by ordinal; terminating are those being deleted, whose collectors
 	// may still run for their termination grace period.
 	pods        map[int]*corev1.Pod
@@ -140,7 +141,10 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 		return nil, err
 	}
 	w.conn.Secrets = secrets
-	w.tlsSecrets = selection.TLSSecretsOf(w.selection, w.conn.Profiles)
+	if w.targetTLS, err = r.observeTargetTLS(ctx, cluster, selection.TLSSecretsOf(w.selection, w.conn.Profiles), secrets); err != nil {
+		return nil, err
+	}
+	w.conn.TLSOmitted = w.targetTLS.bundle.Omitted
 	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {

@@ -25,10 +25,14 @@ import (
 // are found by workload.Drift.
 const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
 
-// ensureWorkload makes the Cluster's StatefulSet, headless Service, bootstrap ConfigMap and
-// PodDisruptionBudget match the spec.
+// ensureWorkload makes the Cluster's target TLS Secret, StatefulSet, headless Service, bootstrap ConfigMap
+// and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it, and the
+// configuration pushed next points at its files.
 func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
-	sts := workload.StatefulSet(cluster, workload.Options{TargetTLSSecrets: w.tlsSecrets})
+	if err := r.ensureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
+		return err
+	}
+	sts := workload.StatefulSet(cluster, workload.Options{})
 	if w.apiTLS != nil {
 		sts.Spec.Template.Annotations[APITLSChecksumAnnotation] = w.apiTLS.checksum
 	}

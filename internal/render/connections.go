@@ -13,6 +13,10 @@ import (
 type Connections struct {
 	Profiles map[string]*v1alpha1.TargetProfile
 	Secrets  map[string]map[string][]byte
+	// TLSOmitted are the TLS Secrets the Cluster's target TLS Secret could not
+	// hold (TLSBundle.Omitted), with why: the targets that need them are
+	// skipped.
+	TLSOmitted map[string]error
 }
 
 // Keys of a credentials Secret (TargetProfile spec.credentialsRef). A Secret

@@ -15,6 +15,9 @@
 //
 // Credentials flow from Secrets into the Config and nowhere else: errors name
 // targets, profiles, Secrets and keys, never values. TLS material is not
-// copied into the Config; it is referenced as files that package workload
-// mounts at TLSMountPath.
+// copied into the Config; it is referenced as files. BundleTLS decides which
+// TLS files the Cluster's one target TLS Secret holds, each named
+// <secret>__<key> (TLSFileName); package workload mounts that Secret at
+// TLSRoot in every collector pod, so that a new TLS Secret changes the
+// Secret's data, never the pod template.
 package render

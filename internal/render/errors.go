@@ -36,6 +36,9 @@ var (
 	ErrSecretNotFound = errors.New("secret not found")
 	// ErrSecretKeyMissing: a Secret lacks a key the profile needs.
 	ErrSecretKeyMissing = errors.New("missing key")
+	// ErrTLSBundleFull: a TLS Secret's files do not fit in the Cluster's target
+	// TLS Secret next to those of the other targets (BundleTLS).
+	ErrTLSBundleFull = errors.New("does not fit in the Cluster's target TLS Secret, which holds at most 1 MiB of TLS files for all its targets")
 	// ErrNoOutputs: an input feeds no output, which the collector rejects.
 	ErrNoOutputs = errors.New("no output selected: the collector rejects an input without outputs")
 	// ErrInvalidJSON: a value of an output's or input's spec.config is not

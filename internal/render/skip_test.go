@@ -116,6 +116,19 @@ func TestSkipsWhatCannotBeRenderedAndKeepsTheRest(t *testing.T) {
 			wantKept:  []string{"r2"},
 		},
 		{
+			name: "skips a target whose tls secret does not fit in the Cluster's target TLS Secret",
+			setup: func(f *fixture) {
+				f.conn.Profiles["tls"] = profile("tls", v1alpha1.TargetProfileSpec{TLS: &v1alpha1.TargetTLS{SecretRef: "big"}})
+				f.conn.Secrets["big"] = map[string][]byte{CAFile: []byte("ca")}
+				f.conn.TLSOmitted = map[string]error{"big": ErrTLSBundleFull}
+				f.targets["r1"].Spec.Profile = "tls"
+			},
+			wantSkips: []string{"Target/r1"},
+			wantIs:    ErrTLSBundleFull,
+			wantText:  []string{`profile "tls"`, `tls secret "big"`, "1 MiB"},
+			wantKept:  []string{"r2"},
+		},
+		{
 			name: "skips a target whose name the collector cannot route",
 			setup: func(f *fixture) {
 				f.addTarget("a/b", "10.0.0.3:57400")

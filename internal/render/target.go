@@ -49,7 +49,7 @@ func renderTarget(st selection.SelectedTarget, conn Connections) (gnmic.TargetCo
 		Outputs:       st.Outputs,
 		EventTags:     eventTags(p.Spec.Tags, st.Labels, t.Spec.Tags),
 	}
-	if err := applyTLS(&tc, p, conn.Secrets); err != nil {
+	if err := applyTLS(&tc, p, conn); err != nil {
 		return gnmic.TargetConfig{}, fmt.Errorf("profile %q: %w", p.Name, err)
 	}
 	return tc, nil

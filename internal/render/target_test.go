@@ -79,16 +79,16 @@ func TestTargetRendering(t *testing.T) {
 			},
 		},
 		{
-			name: "points at the CA and client certificate mounted from the tls secret",
+			name: "points at the CA and client certificate in the Cluster's target TLS mount, named after the tls secret",
 			setup: func(f *fixture) {
 				f.conn.Profiles["default"].Spec.TLS = &v1alpha1.TargetTLS{SecretRef: "device-tls"}
 				f.conn.Secrets["device-tls"] = map[string][]byte{CAFile: []byte("ca"), CertFile: []byte("cert"), KeyFile: []byte("key")}
 			},
 			want: func(t *gnmic.TargetConfig) {
 				t.Insecure = false
-				t.TLSCA = "/var/run/gnmic/tls/device-tls/ca.crt"
-				t.TLSCert = "/var/run/gnmic/tls/device-tls/tls.crt"
-				t.TLSKey = "/var/run/gnmic/tls/device-tls/tls.key"
+				t.TLSCA = "/var/run/gnmic/tls/device-tls__ca.crt"
+				t.TLSCert = "/var/run/gnmic/tls/device-tls__tls.crt"
+				t.TLSKey = "/var/run/gnmic/tls/device-tls__tls.key"
 			},
 		},
 		{
@@ -99,7 +99,7 @@ func TestTargetRendering(t *testing.T) {
 			},
 			want: func(t *gnmic.TargetConfig) {
 				t.Insecure = false
-				t.TLSCA = "/var/run/gnmic/tls/device-ca/ca.crt"
+				t.TLSCA = "/var/run/gnmic/tls/device-ca__ca.crt"
 			},
 		},
 		{
@@ -202,12 +202,6 @@ func TestTargetWithoutSelectedOutputsSendsAnEmptyListMeaningAllOutputs(t *testin
 	}
 	if got := len(cfg.Outputs); got != 2 {
 		t.Fatalf("pod has %d outputs, want every selected output (2)", got)
-	}
-}
-
-func TestTLSMountPath(t *testing.T) {
-	if got, want := TLSMountPath("device-ca"), "/var/run/gnmic/tls/device-ca"; got != want {
-		t.Fatalf("TLSMountPath = %q, want %q", got, want)
 	}
 }
 

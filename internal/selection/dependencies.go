@@ -30,8 +30,9 @@ func SecretsOf(sel Selection, profiles map[string]*v1alpha1.TargetProfile) []str
 }
 
 // TLSSecretsOf returns the sorted, distinct names of the tls.secretRef Secrets
-// of the selected targets' profiles: the Secrets every collector pod mounts,
-// since any target may be placed on any pod.
+// of the selected targets' profiles: the Secrets whose files the Cluster's
+// target TLS Secret carries to every collector pod, since any target may be
+// placed on any pod (render.BundleTLS).
 func TLSSecretsOf(sel Selection, profiles map[string]*v1alpha1.TargetProfile) []string {
 	var names []string
 	for _, name := range ProfilesOf(sel) {

@@ -34,7 +34,7 @@ func TestWhatASelectionNeedsFromProfilesAndSecrets(t *testing.T) {
 	}{
 		{"names each profile of the selected targets once, including missing ones", ProfilesOf(sel), []string{"lab", "missing", "secure"}},
 		{"names the credentials and TLS secrets of the profiles in use", SecretsOf(sel, profiles), []string{"creds", "device-ca"}},
-		{"names only the TLS secrets for mounting", TLSSecretsOf(sel, profiles), []string{"device-ca"}},
+		{"names only the TLS secrets for the Cluster's target TLS Secret", TLSSecretsOf(sel, profiles), []string{"device-ca"}},
 		{"names nothing for an empty selection", TLSSecretsOf(Selection{}, profiles), nil},
 		{"names both secrets of one profile", SecretsOfProfile(&secure), []string{"creds", "device-ca"}},
 		{"names no secret of a profile without credentials or TLS", SecretsOfProfile(&v1alpha1.TargetProfile{}), nil},

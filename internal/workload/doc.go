@@ -1,6 +1,7 @@
 // Package workload builds the Kubernetes objects that run a Cluster's
 // collector pods: a StatefulSet, its headless Service, the ConfigMap with the
-// collectors' bootstrap configuration, and a PodDisruptionBudget.
+// collectors' bootstrap configuration, a PodDisruptionBudget, and the Secret
+// with the TLS files of its targets.
 //
 // The builders are pure: they take a Cluster and Options and return the
 // desired objects, equal for equal inputs, without talking to the API server
@@ -11,9 +12,12 @@
 // pod starts with only the bootstrap file: its REST API address, metrics and
 // logging, and TLS when spec.api.tls is set. Everything it collects is pushed
 // later through that API (package render builds it), so a change to what a
-// Cluster collects does not restart its pods. Two things do: a change to the
-// bootstrap file, through a checksum annotation on the pod template, and a
-// new TLS Secret of a target profile, which every pod mounts.
+// Cluster collects does not restart its pods. The TLS files of its targets
+// reach the pods the same way: every pod mounts the Cluster's one target TLS
+// Secret (TargetTLSSecret, <cluster>-target-tls) at a fixed path, whatever
+// targets need, and only that Secret's data changes with them. A change to
+// the bootstrap file does restart the pods, through a checksum annotation on
+// the pod template.
 //
 // Drift compares a live object with what the builders make of it, field by
 // field but only over what the builders set, so that the reconciler restores

@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"slices"
-
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
@@ -13,12 +11,6 @@ type Options struct {
 	// certificate) and ca.crt (the CA that signs the operator's client
 	// certificate). Empty means APITLSSecretName.
 	APITLSSecret string
-
-	// TargetTLSSecrets name the tls.secretRef Secrets of the profiles of the
-	// Cluster's targets (see selection.TLSSecretsOf). Every pod mounts all of
-	// them, since any target may be placed on any pod; adding one rolls the
-	// pods.
-	TargetTLSSecrets []string
 }
 
 // APITLSSecretName is the default name of the Secret with a Cluster's REST API
@@ -32,12 +24,4 @@ func (o Options) apiTLSSecret(c *v1alpha1.Cluster) string {
 		return o.APITLSSecret
 	}
 	return APITLSSecretName(c)
-}
-
-// targetTLSSecrets returns the target TLS Secrets sorted, without duplicates
-// and empty names, so that the pod template does not depend on their order.
-func (o Options) targetTLSSecrets() []string {
-	names := slices.DeleteFunc(slices.Clone(o.TargetTLSSecrets), func(n string) bool { return n == "" })
-	slices.Sort(names)
-	return slices.Compact(names)
 }

@@ -1,9 +1,6 @@
 package workload
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -12,9 +9,10 @@ import (
 
 // Names of the fixed volumes of a collector pod.
 const (
-	configVolume = "config"
-	tmpVolume    = "tmp"
-	apiTLSVolume = "api-tls"
+	configVolume    = "config"
+	tmpVolume       = "tmp"
+	apiTLSVolume    = "api-tls"
+	targetTLSVolume = "target-tls"
 )
 
 // File modes: the configuration is world-readable, key material only by the
@@ -25,14 +23,21 @@ const (
 )
 
 // volumes are, in this order: the bootstrap ConfigMap, an emptyDir for /tmp,
-// the API TLS Secret when spec.api.tls is set, and the target TLS Secrets in
-// name order.
+// the API TLS Secret when spec.api.tls is set, and the Cluster's target TLS
+// Secret.
 //
-// Target TLS Secrets are optional: a missing one must not keep every pod from
-// starting. The renderer skips the targets whose Secret it cannot read; once
-// the Secret exists the kubelet fills the mounted directory. The API TLS
-// Secret is required: a collector cannot serve its API without it, so the
-// pod waits until the operator has issued it.
+// The target TLS Secret holds the TLS files of every target of the Cluster
+// (render.BundleTLS), so the volumes never depend on which targets need TLS:
+// a new TLS Secret changes that Secret's data and the kubelet updates the
+// files in running pods, without a new pod template. It is mounted whole, not
+// through subPath, which the kubelet never refreshes.
+//
+// Both Secrets are required. A collector cannot serve its API without the
+// API TLS Secret, so the pod waits until the operator has issued it. The
+// operator creates the target TLS Secret before the StatefulSet and always
+// keeps it; were it deleted, an optional volume would be emptied in running
+// pods at the kubelet's next sync, while a required one keeps its files, and
+// a new pod waits for the reconcile that its own creation triggers.
 func volumes(c *v1alpha1.Cluster, opts Options) []corev1.Volume {
 	vols := []corev1.Volume{
 		{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -43,10 +48,7 @@ func volumes(c *v1alpha1.Cluster, opts Options) []corev1.Volume {
 	if c.Spec.API.TLS != nil {
 		vols = append(vols, secretVolume(apiTLSVolume, opts.apiTLSSecret(c), false))
 	}
-	for _, secret := range opts.targetTLSSecrets() {
-		vols = append(vols, secretVolume(targetTLSVolume(secret), secret, true))
-	}
-	return vols
+	return append(vols, secretVolume(targetTLSVolume, TargetTLSSecretName(c), false))
 }
 
 // volumeMounts mount the volumes in the same order; all but /tmp read-only.
@@ -58,23 +60,11 @@ func volumeMounts(c *v1alpha1.Cluster, opts Options) []corev1.VolumeMount {
 	if c.Spec.API.TLS != nil {
 		mounts = append(mounts, corev1.VolumeMount{Name: apiTLSVolume, MountPath: APITLSDir, ReadOnly: true})
 	}
-	for _, secret := range opts.targetTLSSecrets() {
-		mounts = append(mounts, corev1.VolumeMount{Name: targetTLSVolume(secret), MountPath: render.TLSMountPath(secret), ReadOnly: true})
-	}
-	return mounts
+	return append(mounts, corev1.VolumeMount{Name: targetTLSVolume, MountPath: render.TLSRoot, ReadOnly: true})
 }
 
 func secretVolume(name, secret string, optional bool) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: secret, DefaultMode: ptr(secretMode), Optional: ptr(optional),
 	}}}
-}
-
-// targetTLSVolume names the volume of a target TLS Secret. A Secret name may
-// be 253 characters long and contain dots, a volume name is a DNS label of at
-// most 63, so the name is derived from a hash of the Secret name: stable, and
-// distinct for distinct Secrets.
-func targetTLSVolume(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return "target-tls-" + hex.EncodeToString(sum[:8])
 }

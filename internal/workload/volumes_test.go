@@ -1,12 +1,14 @@
 package workload
 
 import (
+	"path"
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/render"
 )
 
 // mount is a volume with where it is mounted, for comparisons.
@@ -55,25 +57,29 @@ func TestVolumes(t *testing.T) {
 	config := mount{path: "/etc/gnmic", readOnly: true, source: "configmap/c"}
 	tmp := mount{path: "/tmp", source: "emptyDir"}
 	apiTLS := mount{path: "/var/run/gnmic/api-tls", readOnly: true, source: "secret/c-api-tls"}
+	targetTLS := mount{path: "/var/run/gnmic/tls", readOnly: true, source: "secret/c-target-tls"}
 	tests := []struct {
 		name    string
 		cluster *v1alpha1.Cluster
 		opts    Options
 		want    []mount
 	}{
-		{"mounts the bootstrap config read-only and a writable /tmp", cluster(), Options{}, []mount{config, tmp}},
-		{"mounts the API TLS secret, required, when api.tls is set", cluster(withTLS), Options{}, []mount{config, tmp, apiTLS}},
 		{
-			name: "mounts the API TLS secret the options name", cluster: cluster(withTLS), opts: Options{APITLSSecret: "issued"},
-			want: []mount{config, tmp, {path: "/var/run/gnmic/api-tls", readOnly: true, source: "secret/issued"}},
+			name:    "mounts the bootstrap config read-only, a writable /tmp and the Cluster's target TLS secret, required",
+			cluster: cluster(), want: []mount{config, tmp, targetTLS},
 		},
 		{
-			name:    "mounts each target TLS secret once, optional, where the renderer points, in name order",
-			cluster: cluster(), opts: Options{TargetTLSSecrets: []string{"spine.ca", "leaf-ca", "spine.ca", ""}},
-			want: []mount{config, tmp,
-				{path: "/var/run/gnmic/tls/leaf-ca", readOnly: true, source: "secret/leaf-ca", optional: true},
-				{path: "/var/run/gnmic/tls/spine.ca", readOnly: true, source: "secret/spine.ca", optional: true},
-			},
+			name:    "mounts the API TLS secret, required, when api.tls is set",
+			cluster: cluster(withTLS), want: []mount{config, tmp, apiTLS, targetTLS},
+		},
+		{
+			name: "mounts the API TLS secret the options name", cluster: cluster(withTLS), opts: Options{APITLSSecret: "issued"},
+			want: []mount{config, tmp, {path: "/var/run/gnmic/api-tls", readOnly: true, source: "secret/issued"}, targetTLS},
+		},
+		{
+			name: "mounts the target TLS secret of the Cluster by its name", cluster: cluster(func(c *v1alpha1.Cluster) { c.Name = "edge" }),
+			want: []mount{{path: "/etc/gnmic", readOnly: true, source: "configmap/edge"}, tmp,
+				{path: "/var/run/gnmic/tls", readOnly: true, source: "secret/edge-target-tls"}},
 		},
 	}
 	for _, tt := range tests {
@@ -85,17 +91,19 @@ func TestVolumes(t *testing.T) {
 	}
 }
 
-func TestTargetTLSVolumeNamesAreValidAndDistinct(t *testing.T) {
-	long := "a.very-long-secret-name-that-is-far-beyond-the-sixty-three-characters-of-a-dns-label"
-	seen := map[string]string{}
-	for _, secret := range []string{"leaf-ca", "spine.ca", long, "x"} {
-		name := targetTLSVolume(secret)
-		if len(name) > 63 {
-			t.Errorf("volume name %q of secret %q is longer than a DNS label", name, secret)
+func TestTargetTLSIsMountedWholeWhereTheRendererPointsSoTheKubeletRefreshesIt(t *testing.T) {
+	pod := StatefulSet(cluster(), Options{}).Spec.Template.Spec
+	for _, m := range pod.Containers[0].VolumeMounts {
+		if m.Name != targetTLSVolume {
+			continue
 		}
-		if other, dup := seen[name]; dup {
-			t.Errorf("secrets %q and %q share volume name %q", other, secret, name)
+		if m.SubPath != "" || m.SubPathExpr != "" {
+			t.Errorf("target TLS mounted with a subPath, which the kubelet never refreshes")
 		}
-		seen[name] = secret
+		if file := render.TLSFilePath("leaf-ca", render.CAFile); path.Dir(file) != m.MountPath {
+			t.Errorf("renderer points at %s, outside the mount %s", file, m.MountPath)
+		}
+		return
 	}
+	t.Fatalf("no target TLS mount")
 }
