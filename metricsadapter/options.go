@@ -3,7 +3,6 @@ package metricsadapter
 import (
 	"flag"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -46,6 +45,12 @@ type Options struct {
 	AuthKubeconfig string
 }
 
+// DefaultCertDir is where the serving certificate is written unless --metrics-api-cert-dir says otherwise:
+// the mount path of the emptyDir volume config/manager gives the operator's container, whose root file
+// system is read-only. A fixed path rather than one under os.TempDir(): $TMPDIR must not move the
+// certificate off that volume.
+const DefaultCertDir = "/tmp/gnmic-operator-metrics-api"
+
 // DefaultOptions serve both APIs on :6443 behind the Service gnmic-operator-metrics-api in the operator's
 // namespace (POD_NAMESPACE, else gnmic-operator-system).
 func DefaultOptions() Options {
@@ -64,7 +69,7 @@ func DefaultOptions() Options {
 		ManageAPIServices: true,
 		ManageCertificate: true,
 		CertSecret:        "gnmic-operator-metrics-api-cert",
-		CertDir:           filepath.Join(os.TempDir(), "gnmic-operator-metrics-api"),
+		CertDir:           DefaultCertDir,
 		ResyncPeriod:      30 * time.Second,
 	}
 }
