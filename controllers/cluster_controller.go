@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -80,7 +81,8 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)
-			return ctrl.Result{}, r.forgetCluster(ctx, req.Namespace, req.Name)
+			return ctrl.Result{}, errors.Join(r.forgetCluster(ctx, req.Namespace, req.Name),
+				r.forgetRejections(ctx, req.Namespace, req.Name))
 		}
 		return ctrl.Result{}, fmt.Errorf("get cluster: %w", err)
 	}

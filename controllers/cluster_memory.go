@@ -28,6 +28,15 @@ type clusterMemory struct {
 	// pod: the cache may not show the operator's own writes yet, and a stale view must not write twice.
 	written map[types.UID]operatorv1alpha1.TargetClusterState
 	gates   map[string]configuredWrite
+	// refusingSince is since when each pod (by UID) has refused its configuration for reasons of its own:
+	// past the grace period it leaves placement (rejection.Track, rejection.Exclude).
+	refusingSince map[types.UID]time.Time
+	// refusalWake wakes the Cluster when a refusing pod's grace period ends, at refusalWakeAt: a failing push
+	// backs the Cluster's retries off exponentially, which would notice the end late.
+	refusalWake   *time.Timer
+	refusalWakeAt time.Time
+	// verdict is what the collectors last said of the part of the configuration every pod receives alike.
+	verdict sharedVerdict
 }
 
 // memoryOf is the Cluster's memory, empty the first time.

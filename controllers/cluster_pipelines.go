@@ -14,9 +14,11 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
 
-// reportPipelines writes, for each Pipeline of the Cluster, what it selects on its own and whether every
-// reference it makes resolves.
+// reportPipelines writes, for each Pipeline of the Cluster, what it selects on its own, whether every
+// reference it makes resolves and whether the Cluster's collectors take the Outputs and Inputs it selects;
+// then the Accepted condition of the Outputs and Inputs themselves (cluster_acceptance.go).
 func (r *ClusterReconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
+	verdict := r.memoryOf(client.ObjectKeyFromObject(cluster)).verdict
 	for i := range w.pipelines {
 		p := &w.pipelines[i]
 		if p.Spec.ClusterRef != cluster.Name {
@@ -41,6 +43,11 @@ func (r *ClusterReconciler) reportPipelines(ctx context.Context, cluster *operat
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ReferencesNotFound", strings.Join(first(own.Problems, 10), "; ")
 		}
 		meta.SetStatusCondition(&p.Status.Conditions, cond)
+		if p.Spec.Enabled != nil && !*p.Spec.Enabled {
+			meta.RemoveStatusCondition(&p.Status.Conditions, operatorv1alpha1.ConditionConfigurationAccepted)
+		} else if accepted := configurationAccepted(p, own, cluster.Name, verdict); accepted != nil {
+			meta.SetStatusCondition(&p.Status.Conditions, *accepted)
+		}
 		if equality.Semantic.DeepEqual(base.Status, p.Status) {
 			continue
 		}
@@ -48,5 +55,5 @@ func (r *ClusterReconciler) reportPipelines(ctx context.Context, cluster *operat
 			return fmt.Errorf("write status of pipeline %s: %w", p.Name, err)
 		}
 	}
-	return nil
+	return r.reportOutputsAndInputs(ctx, cluster, w, verdict)
 }

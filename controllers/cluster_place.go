@@ -21,6 +21,12 @@ type placementPlan struct {
 	held map[string]int
 	// onPod lists, per ordinal, the targets the pod should hold once this reconcile is done.
 	onPod map[int][]string
+	// refusing are the ready pods left out of placement because they refused their configuration for longer
+	// than the grace period, with since when (rejection.Exclude). They are still pushed, to notice when they
+	// accept again.
+	refusing map[int]time.Time
+	// grace is the Cluster's grace period.
+	grace time.Duration
 }
 
 // assignment is the ordinal a target ends on, and whether it has one.
@@ -35,10 +41,7 @@ func (p placementPlan) assignment(target string) (int, bool) {
 // place decides which pod holds each target: targets on pods within their grace period stay there, the rest
 // go through bounded-load rendezvous placement over the ready pods.
 func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placementPlan {
-	grace := 60 * time.Second
-	if g := cluster.Spec.TargetDistribution.UnreadyGracePeriod; g != nil {
-		grace = g.Duration
-	}
+	grace := gracePeriod(cluster)
 	replicas := int(workload.Replicas(cluster))
 	pods := make([]availability.Pod, 0, replicas)
 	for ordinal, pod := range w.pods {
@@ -71,8 +74,9 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 		holding[o] = true
 	}
 
-	plan := placementPlan{availability: avail, held: map[string]int{}, onPod: map[int][]string{}}
-	in := placement.Input{Pods: avail.Ready, Current: map[string]int{}}
+	plan := placementPlan{availability: avail, held: map[string]int{}, onPod: map[int][]string{}, grace: grace}
+	plan.refusing = r.refusingPods(memory, w, avail.Ready, grace)
+	in := placement.Input{Pods: withoutRefusing(avail.Ready, plan.refusing), Current: map[string]int{}}
 	if c := cluster.Spec.TargetDistribution.PodCapacity; c != nil {
 		in.PodCapacity = int(*c)
 	}
@@ -94,6 +98,14 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 		plan.onPod[o] = append(plan.onPod[o], name)
 	}
 	return plan
+}
+
+// gracePeriod is how long an unready (or refusing) pod keeps its targets.
+func gracePeriod(cluster *operatorv1alpha1.Cluster) time.Duration {
+	if g := cluster.Spec.TargetDistribution.UnreadyGracePeriod; g != nil {
+		return g.Duration
+	}
+	return 60 * time.Second
 }
 
 // podReadiness says whether a pod can hold targets and, when it cannot, since when. It reads the

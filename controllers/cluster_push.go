@@ -43,12 +43,18 @@ type podPush struct {
 	step       handover.Step
 	pushed     bool
 	err        error
+	// pushFailed is true when the apply itself failed: the collector refused it or could not be reached.
 	// rejected is true when the collector refused the configuration (400); sharedRejection when the part
 	// every pod shares (outputs, inputs, processors) is what no collector of the Cluster accepted, so that
 	// every pod would refuse it: then the pods keep serving what they hold and stay Ready.
-	rejected, sharedRejection bool
-	// sharedPart fingerprints the outputs, inputs and processors of the configuration last tried.
+	pushFailed, rejected, sharedRejection bool
+	// sharedPart fingerprints the outputs, inputs and processors of the configuration last tried; tried is
+	// that configuration.
 	sharedPart string
+	tried      gnmic.Config
+	// refusingSince is set for a pod left out of placement because it refused its configuration for longer
+	// than the grace period: since when it refuses.
+	refusingSince time.Time
 }
 
 // pushResults are the outcomes of one reconcile's pushes.
@@ -137,6 +143,8 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		}
 	}
 	r.classifyRejections(results)
+	r.trackRefusals(key, memory, plan, results)
+	r.judgeSharedPart(memory, results)
 	return results
 }
 
@@ -240,8 +248,8 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 		pp.err = fmt.Errorf("push configuration to pod %s: %w", pp.pod.Name, err)
 		pp.status.Error = pp.err.Error()
 		var rejected *gnmic.ConfigRejectedError
-		pp.rejected = errors.As(err, &rejected)
-		pp.sharedPart = sharedPart(cfg)
+		pp.pushFailed, pp.rejected = true, errors.As(err, &rejected)
+		pp.sharedPart, pp.tried = sharedPart(cfg), cfg
 		logger.Error(err, "push failed")
 		return
 	}

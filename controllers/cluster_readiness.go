@@ -95,8 +95,10 @@ func wantConfigured(pp *podPush) configuredCondition {
 		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigRejected,
 			message: pp.err.Error()}
 	case pp.err != nil:
+		// The pod's error in Cluster status.collectors: the push error, and whether the pod's targets moved
+		// to other pods because it refused its configuration for longer than the grace period.
 		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonPodConfigPushFailed,
-			message: pp.err.Error()}
+			message: pp.status.Error}
 	}
 	if pp.step.Settled {
 		return applied

@@ -40,6 +40,9 @@ const (
 	EventHandoverOverlap = "HandoverOverlap"
 	// EventStaleTargets: a collector runs targets it was not sent (it dropped their removal).
 	EventStaleTargets = "StaleTargets"
+	// EventRefusingPodEmptied: a pod refused its configuration for reasons of its own (other pods take the
+	// same outputs) for longer than the grace period; its targets move to other pods.
+	EventRefusingPodEmptied = "RefusingPodEmptied"
 )
 
 // reportStatus computes the Cluster's status from this reconcile, writes it once, and emits the events a
@@ -86,10 +89,15 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 	case len(shared) > 0:
 		applied.Status, applied.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonPodConfigRejected
 		applied.Message = fmt.Sprintf("the collectors refuse the Cluster's outputs, inputs or processors, which no collector "+
-			"accepted before; pods keep what they hold: %s", rejectionOf(pushed, shared[0]))
+			"accepted before; pods keep what they hold%s: %s", blamedOn(r.memoryOf(client.ObjectKeyFromObject(cluster)).verdict),
+			rejectionOf(pushed, shared[0]))
 	case len(failed) > 0:
 		applied.Status, applied.Reason = metav1.ConditionFalse, "PushFailed"
 		applied.Message = fmt.Sprintf("configuration not applied to pod(s) %s", strings.Join(failed, ", "))
+		if emptied := pushed.emptiedPods(); len(emptied) > 0 {
+			applied.Message += fmt.Sprintf("; pod(s) %s refused it for longer than the grace period (%s), their targets "+
+				"moved to other pods", strings.Join(emptied, ", "), plan.grace)
+		}
 	case len(applying) > 0:
 		applied.Status, applied.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonPodConfigApplying
 		applied.Message = fmt.Sprintf("the collectors of pod(s) %s do not run their whole configuration yet",
@@ -200,6 +208,7 @@ func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan p
 			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventPushFailed, "pod %s: %v", pp.pod.Name, pp.err)
 		}
 	}
+	r.emitRefusingPodsEmptied(cluster, plan, pushed)
 	if len(pushed.skipped) > 0 {
 		var names []string
 		for _, s := range pushed.skipped {
@@ -281,6 +290,31 @@ func gaugeValue(g prometheus.Gauge) float64 {
 		return 0
 	}
 	return m.Gauge.GetValue()
+}
+
+// emitRefusingPodsEmptied reports, per pod left out of placement because it refused its configuration for
+// longer than the grace period, the targets this reconcile moves off it.
+func (r *ClusterReconciler) emitRefusingPodsEmptied(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
+	movedOff := map[int]int{}
+	for _, m := range plan.result.Moves {
+		if _, refusing := plan.refusing[m.From]; refusing {
+			movedOff[m.From]++
+		}
+	}
+	ordinals := make([]int, 0, len(movedOff))
+	for o := range movedOff {
+		ordinals = append(ordinals, o)
+	}
+	sort.Ints(ordinals)
+	for _, o := range ordinals {
+		pod := workload.PodName(cluster, o)
+		msg := fmt.Sprintf("pod %s refused its configuration for longer than the grace period (%s, since %s): moved its %d "+
+			"target(s) to other pods", pod, plan.grace, plan.refusing[o].UTC().Format(time.RFC3339), movedOff[o])
+		if why := rejectionOf(pushed, pod); why != "" {
+			msg += "; its collector says: " + why
+		}
+		r.Recorder.Event(cluster, corev1.EventTypeWarning, EventRefusingPodEmptied, msg)
+	}
 }
 
 // rejectionOf is the collector's own words for a pod's refused push.

@@ -4,12 +4,13 @@ package controllers
 
 // The operator's permissions, collected by `make manifests` into config/rbac/role.yaml. Least privilege:
 // Secrets are read for target credentials and written only for the collector TLS certificates the
-// operator issues (<cluster>-api-ca, <cluster>-api-tls); pod status is patched only to set the collector
-// pods' readiness gate (operator.gnmic.dev/configured); nothing uses wildcards.
+// operator issues (<cluster>-api-ca, <cluster>-api-tls) and the copy of its targets' TLS files that every
+// collector pod mounts (<cluster>-target-tls); pod status is patched only to set the collector pods'
+// readiness gate (operator.gnmic.dev/configured); nothing uses wildcards.
 //
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;targets;targetprofiles;subscriptions;outputs;inputs;pipelines,verbs=get;list;watch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;pipelines;targets,verbs=update;patch
-// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/status;targets/status;pipelines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/status;targets/status;pipelines/status;outputs/status;inputs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete

@@ -21,13 +21,38 @@ type InputSpec struct {
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
 }
 
+// InputStatus says whether the collectors take the Input.
+type InputStatus struct {
+	// ObservedGeneration is the .metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Input is blamed for).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// RejectedBy are the Clusters whose collectors refuse a configuration this Input is blamed for, each
+	// with the collectors' error. Each Cluster keeps its own entry; Accepted is False while any is present.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status
+	RejectedBy []ConfigurationRejection `json:"rejectedBy,omitempty"`
+}
+
 // Input is a telemetry source read by collectors (for example a Kafka topic) and forwarded to the outputs
 // of the Pipelines that select it.
 //
 // +operator-sdk:csv:customresourcedefinitions:displayName="Input",resources={{Pod,v1}}
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Input struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -35,6 +60,8 @@ type Input struct {
 
 	// +required
 	Spec InputSpec `json:"spec"`
+	// +optional
+	Status InputStatus `json:"status,omitempty"`
 }
 
 // InputList is a list of Inputs.

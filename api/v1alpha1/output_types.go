@@ -21,12 +21,65 @@ type OutputSpec struct {
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
 }
 
+// OutputStatus says whether the collectors take the Output.
+type OutputStatus struct {
+	// ObservedGeneration is the .metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// RejectedBy are the Clusters whose collectors refuse a configuration this Output is blamed for, each
+	// with the collectors' error. Each Cluster keeps its own entry; Accepted is False while any is present.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status
+	RejectedBy []ConfigurationRejection `json:"rejectedBy,omitempty"`
+}
+
+// ConfigurationRejection is one Cluster's refusal of a configuration an Output or Input is blamed for.
+type ConfigurationRejection struct {
+	// Cluster is the name of the Cluster (in the same namespace) whose collectors refuse it.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Cluster string `json:"cluster"`
+	// Message is the collectors' error, and why this object is blamed.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ConditionAccepted is the condition type of Outputs and Inputs: True when the collectors of every Cluster
+// that uses the object take the configuration holding it, False (reason ReasonRejectedByCollectors) while
+// the collectors of a Cluster refuse a configuration the object is blamed for; the message names the
+// Cluster and quotes the collectors' error.
+const ConditionAccepted = "Accepted"
+
+// Reasons of the Accepted condition.
+const (
+	// ReasonAcceptedByCollectors: no Cluster's collectors refuse a configuration holding the object.
+	ReasonAcceptedByCollectors = "Accepted"
+	// ReasonRejectedByCollectors: the collectors of a Cluster refuse the configuration every pod receives
+	// (outputs, inputs, processors), and the object is blamed for it: the collectors' error names it, or it
+	// changed since the collectors last accepted that part, or (when neither tells) it is part of it.
+	ReasonRejectedByCollectors = "RejectedByCollectors"
+)
+
 // Output is a telemetry destination (Prometheus, Kafka, NATS, a file, …) that Pipelines send data to.
 //
 // +operator-sdk:csv:customresourcedefinitions:displayName="Output",resources={{Pod,v1}}
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Output struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -34,6 +87,8 @@ type Output struct {
 
 	// +required
 	Spec OutputSpec `json:"spec"`
+	// +optional
+	Status OutputStatus `json:"status,omitempty"`
 }
 
 // OutputList is a list of Outputs.

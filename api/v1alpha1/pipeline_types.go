@@ -106,7 +106,8 @@ type PipelineStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready (the Cluster exists and the selection resolved).
+	// Conditions: Ready (the Cluster exists and the selection resolved), ConfigurationAccepted (the Cluster's
+	// collectors take the Outputs and Inputs the pipeline selects).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -134,6 +135,20 @@ type PipelineStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inputs",xDescriptors="urn:alm:descriptor:text"
 	InputsCount int32 `json:"inputsCount"`
 }
+
+// ConditionConfigurationAccepted is a Pipeline's condition: True when the collectors of its Cluster take the
+// Outputs and Inputs it selects, False (reason ReasonConfigurationRejected) while they refuse a configuration
+// one of them is blamed for; the message names the Output or Input and the Cluster.
+const ConditionConfigurationAccepted = "ConfigurationAccepted"
+
+// Reasons of the ConfigurationAccepted condition.
+const (
+	// ReasonConfigurationAccepted: the Cluster's collectors take the Outputs and Inputs the pipeline selects.
+	ReasonConfigurationAccepted = "Accepted"
+	// ReasonConfigurationRejected: the Cluster's collectors refuse a configuration that an Output or Input the
+	// pipeline selects is blamed for (see the Output's or Input's Accepted condition).
+	ReasonConfigurationRejected = "ConfigurationRejected"
+)
 
 // Pipeline binds targets, subscriptions, outputs and inputs to a Cluster of collectors.
 //

@@ -40,7 +40,8 @@ var _ = Describe("Served APIs", func() {
 		for _, gvr := range testenv.CRDResources() {
 			Expect(names).To(ContainElement(gvr.Resource))
 		}
-		Expect(names).To(ContainElements("clusters/status", "clusters/scale", "targets/status", "pipelines/status"))
+		Expect(names).To(ContainElements("clusters/status", "clusters/scale", "targets/status", "pipelines/status",
+			"outputs/status", "inputs/status"))
 	})
 
 	It("declares the printer columns kubectl shows", func() {
@@ -49,8 +50,8 @@ var _ = Describe("Served APIs", func() {
 			"targets":        {"Address", "Profile", "Clusters", "State", "Age"},
 			"targetprofiles": {"Credentials", "Timeout", "Age"},
 			"subscriptions":  {"Mode", "Sample", "Encoding", "Age"},
-			"outputs":        {"Type", "Age"},
-			"inputs":         {"Type", "Age"},
+			"outputs":        {"Type", "Accepted", "Age"},
+			"inputs":         {"Type", "Accepted", "Age"},
 			"pipelines":      {"Cluster", "Enabled", "Targets", "Subs", "Outputs", "Inputs", "Age"},
 		}
 		for plural, columns := range want {

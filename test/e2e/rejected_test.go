@@ -50,6 +50,14 @@ var _ = Describe("A configuration every collector refuses", Ordered, func() {
 			}
 			g.Expect(holdingsOf(fleet.Namespace).placement()).To(Equal(before), "the collectors stopped serving what they held")
 		}).WithTimeout(10 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		// The Output at fault says so, in the collectors' words, naming the Cluster.
+		Eventually(func(g Gomega) {
+			cond := outputAccepted(g, fleet)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonRejectedByCollectors))
+			g.Expect(cond.Message).To(ContainSubstring(rejection))
+			g.Expect(cond.Message).To(ContainSubstring("Cluster " + fleet.Cluster))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
 
 		collectors.StopRejecting(fleet.Namespace)
 		setOutputListen(fleet, ":9804")
@@ -57,6 +65,7 @@ var _ = Describe("A configuration every collector refuses", Ordered, func() {
 			cond := meta.FindStatusCondition(getCluster(g, fleet).Status.Conditions, operatorv1alpha1.ConditionConfigApplied)
 			g.Expect(cond).NotTo(BeNil())
 			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(outputAccepted(g, fleet).Status).To(Equal(metav1.ConditionTrue))
 		}).WithTimeout(60 * time.Second).Should(Succeed())
 		expectPlaced(fleet, targets)
 	})
@@ -69,4 +78,13 @@ func setOutputListen(f harness.Fleet, listen string) {
 	patch := client.MergeFrom(o.DeepCopy())
 	o.Spec.Config = map[string]apiextensionsv1.JSON{"listen": {Raw: []byte(`"` + listen + `"`)}}
 	Expect(k8sClient.Patch(ctx, &o, patch)).To(Succeed())
+}
+
+// outputAccepted is the Accepted condition of the fleet's Output.
+func outputAccepted(g Gomega, f harness.Fleet) *metav1.Condition {
+	var o operatorv1alpha1.Output
+	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: f.Namespace, Name: "prometheus"}, &o)).To(Succeed())
+	cond := meta.FindStatusCondition(o.Status.Conditions, operatorv1alpha1.ConditionAccepted)
+	g.Expect(cond).NotTo(BeNil())
+	return cond
 }

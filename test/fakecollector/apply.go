@@ -38,6 +38,10 @@ func (c *Collector) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusBadRequest, "validate error: "+err.Error())
 		return
 	}
+	if refused := c.refusedOutput(req); refused != "" {
+		writeErrors(w, http.StatusBadRequest, "validate error: "+refused)
+		return
+	}
 	changes := c.commit(req)
 	c.applied = append(c.applied, AppliedConfig{Time: time.Now(), Config: newSnapshot(req.raw), Changes: changes})
 	w.WriteHeader(http.StatusOK)

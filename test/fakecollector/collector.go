@@ -40,6 +40,8 @@ type Collector struct {
 	subscribers  map[*subscriber]struct{}
 	server       *http.Server
 	url          string
+	// outputRefusals are the output settings every apply is refused for.
+	outputRefusals []outputRefusal
 }
 
 // Option configures a Collector.

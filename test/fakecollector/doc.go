@@ -29,9 +29,10 @@
 // as Server-Sent Events and as Prometheus gauges.
 //
 // Tests drive the fake through its HTTP API and steer it with injection
-// methods (FailStart, DeviceDown, Blackhole, FailApply, SetConnectionState),
-// then inspect it (Targets, ConfiguredTargets, TargetStatus, Applied, Counts,
-// Requests, Dropped, Pending, WaitIdle). It serves plain HTTP or TLS (WithTLS;
-// NewPKI makes throwaway certificates) on any address, or in-process through
-// Handler. All methods are safe for concurrent use.
+// methods (FailStart, DeviceDown, Blackhole, FailApply, RefuseOutputSetting,
+// SetConnectionState), then inspect it (Targets, ConfiguredTargets,
+// TargetStatus, Applied, Counts, Requests, Dropped, Pending, WaitIdle). It
+// serves plain HTTP or TLS (WithTLS; NewPKI makes throwaway certificates) on
+// any address, or in-process through Handler. All methods are safe for
+// concurrent use.
 package fakecollector

@@ -1,0 +1,171 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/rejection"
+)
+
+// Bounds of the messages written to status: the API server refuses longer ones.
+const (
+	maxConditionMessage = 8192
+	maxRejectionMessage = 4096
+)
+
+// acceptance is the status every Output and Input carries, by reference.
+type acceptance struct {
+	kind, name         string
+	generation         int64
+	observedGeneration *int64
+	conditions         *[]metav1.Condition
+	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
+}
+
+func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
+	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
+		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy}
+}
+
+func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
+	return acceptance{kind: rejection.KindInput, name: in.Name, generation: in.Generation,
+		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy}
+}
+
+// reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
+// namespace (present while its collectors refuse a configuration the object is blamed for), drops entries of
+// Clusters that no longer exist, and sets each object's Accepted condition from the list.
+func (r *ClusterReconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
+	if w.renderErr != nil {
+		return nil // which objects the Cluster sends is not known
+	}
+	var list operatorv1alpha1.ClusterList
+	if err := r.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+		return fmt.Errorf("list clusters: %w", err)
+	}
+	exists := map[string]bool{cluster.Name: true}
+	for _, c := range list.Items {
+		exists[c.Name] = true
+	}
+	sent := func(kind, name string) bool {
+		if kind == rejection.KindOutput {
+			_, ok := w.rendered.Outputs[name]
+			return ok
+		}
+		_, ok := w.rendered.Inputs[name]
+		return ok
+	}
+	return r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
+		judge(a, cluster.Name, sent(a.kind, a.name), exists, v)
+	})
+}
+
+// forgetRejections drops a deleted Cluster's entries from the rejectedBy lists of the namespace's Outputs
+// and Inputs.
+func (r *ClusterReconciler) forgetRejections(ctx context.Context, namespace, cluster string) error {
+	var outputs operatorv1alpha1.OutputList
+	var inputs operatorv1alpha1.InputList
+	for _, l := range []client.ObjectList{&outputs, &inputs} {
+		if err := r.List(ctx, l, client.InNamespace(namespace)); err != nil {
+			return fmt.Errorf("list outputs and inputs: %w", err)
+		}
+	}
+	return r.writeAcceptance(ctx, outputs.Items, inputs.Items, func(a acceptance) {
+		judge(a, cluster, false, nil, sharedVerdict{})
+	})
+}
+
+// writeAcceptance applies update to the status of every Output and Input, and writes those whose status
+// changed: an unchanged fleet costs no write.
+func (r *ClusterReconciler) writeAcceptance(ctx context.Context, outputs []operatorv1alpha1.Output,
+	inputs []operatorv1alpha1.Input, update func(acceptance)) error {
+	for i := range outputs {
+		o := &outputs[i]
+		base := o.DeepCopy()
+		update(outputAcceptance(o))
+		if equality.Semantic.DeepEqual(base.Status, o.Status) {
+			continue
+		}
+		if err := r.Status().Patch(ctx, o, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("write status of output %s: %w", o.Name, err)
+		}
+	}
+	for i := range inputs {
+		in := &inputs[i]
+		base := in.DeepCopy()
+		update(inputAcceptance(in))
+		if equality.Semantic.DeepEqual(base.Status, in.Status) {
+			continue
+		}
+		if err := r.Status().Patch(ctx, in, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("write status of input %s: %w", in.Name, err)
+		}
+	}
+	return nil
+}
+
+// judge sets one Output's or Input's rejectedBy entry for the Cluster and its Accepted condition. The
+// Cluster's own entry is there while its collectors refuse a configuration blamed on the object, kept as it
+// is while the Cluster's verdict is not known, and dropped otherwise (also when the Cluster does not send
+// the object). Entries of Clusters that no longer exist are dropped (exists nil keeps every other entry).
+// Accepted is False while any entry is there; True once none is, when the Cluster sends the object or the
+// condition was set before.
+func judge(a acceptance, cluster string, sent bool, exists map[string]bool, v sharedVerdict) {
+	var kept []operatorv1alpha1.ConfigurationRejection
+	for _, e := range *a.rejectedBy {
+		switch {
+		case e.Cluster == cluster:
+			if sent && !v.known {
+				kept = append(kept, e)
+			}
+		case exists == nil || exists[e.Cluster]:
+			kept = append(kept, e)
+		}
+	}
+	if sent && v.known && v.refused && v.blames(a.kind, a.name) {
+		kept = append(kept, operatorv1alpha1.ConfigurationRejection{Cluster: cluster,
+			Message: truncate(fmt.Sprintf("the collectors refuse the configuration with %s %s (%s): %s", a.kind, a.name, v.basis,
+				v.message), maxRejectionMessage)})
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Cluster < kept[j].Cluster })
+	*a.rejectedBy = kept
+
+	cond := metav1.Condition{Type: operatorv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue,
+		Reason:             operatorv1alpha1.ReasonAcceptedByCollectors,
+		Message:            fmt.Sprintf("no Cluster's collectors refuse a configuration with this %s", a.kind),
+		ObservedGeneration: a.generation}
+	if len(kept) > 0 {
+		var parts []string
+		for _, e := range kept {
+			parts = append(parts, fmt.Sprintf("Cluster %s: %s", e.Cluster, e.Message))
+		}
+		cond.Status, cond.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonRejectedByCollectors
+		cond.Message = truncate(strings.Join(parts, "; "), maxConditionMessage)
+	} else if !(sent && v.known) && meta.FindStatusCondition(*a.conditions, operatorv1alpha1.ConditionAccepted) == nil {
+		return // nothing is known of it yet
+	}
+	meta.SetStatusCondition(a.conditions, cond)
+	*a.observedGeneration = a.generation
+}
+
+// truncate shortens s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

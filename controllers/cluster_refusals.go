@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/rejection"
+)
+
+// A pod's own refusal of its configuration (other collectors of the Cluster take the same outputs and
+// inputs, or only that pod cannot be pushed) that lasts longer than the grace period takes the pod out of
+// placement: its targets go to pods that take their configuration. The pod is still pushed, and counts
+// again once it accepts. The decisions are internal/rejection's (Track, Exclude); a refusal every pod shares
+// is the configuration's fault and moves nothing (cluster_rejections.go).
+
+// refusingPods are the ready pods that placement leaves out because they have refused their configuration
+// for longer than the grace period, with since when.
+func (r *ClusterReconciler) refusingPods(memory *clusterMemory, w *world, ready []int, grace time.Duration) map[int]time.Time {
+	return rejection.Exclude(rejection.Pods{Ready: ready, RefusingSince: refusingByOrdinal(memory, w), Grace: grace,
+		Now: r.now()}).Excluded
+}
+
+// refusingByOrdinal is since when each existing pod has refused its configuration, by ordinal.
+func refusingByOrdinal(memory *clusterMemory, w *world) map[int]time.Time {
+	out := map[int]time.Time{}
+	for ordinal, pod := range w.pods {
+		if since, ok := memory.refusingSince[pod.UID]; ok {
+			out[ordinal] = since
+		}
+	}
+	return out
+}
+
+// withoutRefusing are the ready pods placement may use.
+func withoutRefusing(ready []int, refusing map[int]time.Time) []int {
+	if len(refusing) == 0 {
+		return ready
+	}
+	out := make([]int, 0, len(ready))
+	for _, ordinal := range ready {
+		if _, left := refusing[ordinal]; !left {
+			out = append(out, ordinal)
+		}
+	}
+	return out
+}
+
+// trackRefusals remembers since when each pod has refused its configuration for reasons of its own, says
+// on every pod left out of placement for it why (its status.collectors error, which its readiness gate
+// repeats), and makes sure the Cluster is looked at when the next refusing pod's grace period ends, and
+// again within a poll interval while a pod left out still refuses, to notice soon when it accepts.
+func (r *ClusterReconciler) trackRefusals(key types.NamespacedName, memory *clusterMemory, plan placementPlan, results pushResults) {
+	outcomes := make(map[types.UID]rejection.Outcome, len(results.pods))
+	for _, pp := range results.pods {
+		outcomes[pp.pod.UID] = pushOutcome(pp)
+	}
+	memory.refusingSince = rejection.Track(memory.refusingSince, outcomes, r.now())
+	refusing := map[int]time.Time{}
+	var next time.Time
+	for ordinal, pp := range results.pods {
+		since, ok := memory.refusingSince[pp.pod.UID]
+		if !ok {
+			continue
+		}
+		refusing[ordinal] = since
+		if _, left := plan.refusing[ordinal]; left {
+			pp.refusingSince = plan.refusing[ordinal]
+			pp.status.Error = fmt.Sprintf("refused its configuration for longer than the grace period (%s): its targets moved to "+
+				"other pods; %v", plan.grace, pp.err)
+			next = r.now().Add(r.refusingRetry())
+		}
+	}
+	graceEnds := rejection.Exclude(rejection.Pods{Ready: plan.availability.Ready, RefusingSince: refusing, Grace: plan.grace,
+		Now: r.now()}).GraceEnds
+	r.wakeAt(key, memory, earliest(next, graceEnds))
+}
+
+// refusingRetry is how often a pod left out of placement for refusing is tried again at least: the collector
+// poll interval (zero means 60s, as for the poll).
+func (r *ClusterReconciler) refusingRetry() time.Duration {
+	if r.PollInterval > 0 {
+		return r.PollInterval
+	}
+	return 60 * time.Second
+}
+
+// pushOutcome is what the pod's push did in this reconcile.
+func pushOutcome(pp *podPush) rejection.Outcome {
+	switch {
+	case !pp.considered:
+		return rejection.NotTried
+	case pp.pushFailed && pp.sharedRejection:
+		return rejection.SharedRejection
+	case pp.pushFailed:
+		return rejection.Refused
+	case pp.err != nil:
+		return rejection.NotTried // nothing could be rendered: the pod was not asked
+	default:
+		return rejection.Accepted
+	}
+}
+
+// wakeAt makes sure the Cluster is reconciled at the given time (none when zero). A refusing pod's push
+// fails at every reconcile, and controller-runtime backs the retries of a failing reconcile off
+// exponentially (up to 16 minutes): the end of its grace period, or its accepting again, would be noticed
+// late.
+func (r *ClusterReconciler) wakeAt(key types.NamespacedName, memory *clusterMemory, at time.Time) {
+	if memory.refusalWake != nil && !at.Equal(memory.refusalWakeAt) {
+		memory.refusalWake.Stop()
+		memory.refusalWake = nil
+	}
+	if at.IsZero() || r.streams == nil || memory.refusalWake != nil {
+		return
+	}
+	streams := r.streams
+	memory.refusalWakeAt = at
+	memory.refusalWake = time.AfterFunc(at.Sub(r.now()), func() { streams.notify(key) })
+}
+
+// emptiedPods are the pods left out of placement because they refused their configuration for longer than
+// the grace period, and still refuse it.
+func (p pushResults) emptiedPods() []string {
+	return p.podNames(func(pp *podPush) bool { return !pp.refusingSince.IsZero() })
+}
