@@ -181,11 +181,7 @@ func (r *ClusterReconciler) now() time.Time {
 // due, soon while collectors still work off what they were sent, or the collector polling backstop.
 func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
 	silenceEnds time.Time) time.Duration {
-	poll := r.PollInterval
-	if poll == 0 {
-		poll = 60 * time.Second
-	}
-	next := poll
+	next := r.pollInterval()
 	if anyStarting(runtimes, pushed) {
 		next = min(next, startingLook)
 	}
@@ -200,6 +196,14 @@ func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRunti
 		}
 	}
 	return max(next, 100*time.Millisecond)
+}
+
+// pollInterval is how often every collector is read when nothing else happens.
+func (r *ClusterReconciler) pollInterval() time.Duration {
+	if r.PollInterval == 0 {
+		return 60 * time.Second
+	}
+	return r.PollInterval
 }
 
 // applyingLook is how soon a Cluster whose collectors still work off their changes is looked at again when no
