@@ -39,6 +39,10 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	lastWritten := memory.written
 	written := make(map[types.UID]operatorv1alpha1.TargetClusterState, len(lastWritten))
+	limit := targetStatusWritesPerReconcile
+	if len(pushed.applyingPods()) == 0 {
+		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
+	}
 	var writes []targetStatusWrite
 	for i := range w.targets {
 		t := &w.targets[i]
@@ -47,7 +51,7 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 		if wrote {
 			written[t.UID] = last
 		}
-		if len(writes) >= targetStatusWritesPerReconcile {
+		if len(writes) >= limit {
 			backlog = true
 			continue
 		}
@@ -80,9 +84,14 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 	return backlog, err
 }
 
-// targetStatusWritesPerReconcile bounds the Target status writes of one reconcile (see writeTargetStatuses):
-// about a second of the default client rate limit.
-const targetStatusWritesPerReconcile = 200
+// targetStatusWritesPerReconcile bounds the Target status writes of one reconcile while collectors still
+// work off their changes (see writeTargetStatuses): about a second of the default client rate limit.
+// settledStatusWritesPerReconcile bounds them once every collector runs what it was sent: about ten
+// seconds' worth, since the reconcile has nothing more urgent to do.
+const (
+	targetStatusWritesPerReconcile  = 200
+	settledStatusWritesPerReconcile = 2000
+)
 
 // targetStatusWriters is how many Target status writes are under way at once.
 const targetStatusWriters = 8

@@ -34,11 +34,3 @@ test-e2e: e2e-binaries ## Run the end-to-end scenarios (real HPA on the operator
 	GOTOOLCHAIN=local go vet -tags e2e ./test/e2e/...
 	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager GOTOOLCHAIN=local \
 		go test -tags e2e ./test/e2e/... -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v $(E2E_ARGS)
-
-# Not part of test-e2e (build tag scale): the figures of docs/fleet.md's bulk-arrival table.
-BULK_TARGETS ?= 5000
-BULK_PODS ?= 10
-.PHONY: bench-bulk
-bench-bulk: e2e-binaries ## Measure BULK_TARGETS Targets created at once onto BULK_PODS pods: time to collected, operator CPU.
-	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager BULK_TARGETS=$(BULK_TARGETS) BULK_PODS=$(BULK_PODS) GOTOOLCHAIN=local \
-		go test -tags e2e,scale ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.focus='Bulk arrival' $(E2E_ARGS)
