@@ -52,6 +52,8 @@ type ClusterReconciler struct {
 
 	restarts restartBackoff
 	streams  *stateStreams
+	// targetWakes spaces the wakes that bursts of Target changes cause.
+	targetWakes *burstWakes
 	// clientTLS is the operator's client TLS configuration per Cluster with spec.api.tls, rebuilt only when
 	// its certificate material changes.
 	clientTLS clientTLSCache
@@ -76,6 +78,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.streams.forget(req.NamespacedName)
 			}
 			r.forgetMemory(req.NamespacedName)
+			if r.targetWakes != nil {
+				r.targetWakes.forget(req.NamespacedName)
+			}
 			r.clientTLS.forget(req.NamespacedName)
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
