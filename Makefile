@@ -147,3 +147,20 @@ include hack/olm.mk
 verify-bundle: bundle ## Fail when bundle/ is stale: regenerate it and compare with what is committed.
 	@git diff --exit-code -- bundle bundle.Dockerfile config/manifests config/scorecard config/manager || { echo "bundle/ is stale: run 'make bundle' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- bundle bundle.Dockerfile config/manifests config/scorecard)" || { echo "bundle files are untracked:"; git status --porcelain -- bundle bundle.Dockerfile config/manifests config/scorecard; exit 1; }
+
+# Not part of `make test`: the profile of docs/fleet.md's "What a reconcile costs at scale".
+PROFILE_TARGETS ?= 5000
+.PHONY: profile-reconcile
+profile-reconcile: control-plane ## Profile reconciles of a steady Cluster of PROFILE_TARGETS targets (envtest); prints the top entries.
+	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" PROFILE_TARGETS=$(PROFILE_TARGETS) \
+		PROFILE_OUT=$(CURDIR)/bin/reconcile-$(PROFILE_TARGETS).pprof GOTOOLCHAIN=local \
+		go test ./controllers/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.focus='Profile of a steady'
+	GOTOOLCHAIN=local go tool pprof -top -cum -nodecount=40 bin/reconcile-$(PROFILE_TARGETS).pprof 2>/dev/null | head -32
+
+# Not part of test-e2e (build tag scale): the figures of docs/fleet.md's bulk-arrival table.
+BULK_TARGETS ?= 5000
+BULK_PODS ?= 10
+.PHONY: bench-bulk
+bench-bulk: e2e-binaries ## Measure BULK_TARGETS Targets created at once onto BULK_PODS pods: time to collected, operator CPU.
+	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager BULK_TARGETS=$(BULK_TARGETS) BULK_PODS=$(BULK_PODS) GOTOOLCHAIN=local \
+		go test -tags e2e,scale ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.focus='Bulk arrival' $(E2E_ARGS)

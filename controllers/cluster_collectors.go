@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -49,9 +50,45 @@ func pushablePods(w *world, plan placementPlan, replicas int) []int {
 	return out
 }
 
-// readCollectors asks the collector of every pod the operator pushes to which targets it runs. Only the
-// collector's own state proves that a change was acted on: an apply is acknowledged before it is.
+// readCollectors gives what the collector of every pod the operator pushes to runs. Only the collector's own
+// state proves that a change was acted on (an apply is acknowledged before it is), so a collector is asked
+// unless its last answer still holds (unchangedCollector).
 func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
+	out := collectorRuntimes{}
+	var ask []int
+	for _, ordinal := range ordinals {
+		if rt, ok := r.unchangedCollector(w.pods[ordinal]); ok {
+			out[ordinal] = rt
+			continue
+		}
+		ask = append(ask, ordinal)
+	}
+	for ordinal, rt := range r.askCollectors(ctx, cluster, w, ask) {
+		out[ordinal] = rt
+	}
+	return out
+}
+
+// unchangedCollector is the pod's collector's last answer when it still holds: the collector's event stream
+// announced no change since it was read, the collector had nothing outstanding then (it ran exactly what it
+// acknowledged, nothing still starting), and the answer is younger than the poll interval. A steady fleet is
+// then read once per poll, and a reconcile caused by one collector's events reads that collector alone.
+func (r *ClusterReconciler) unchangedCollector(pod *corev1.Pod) (collectorRuntime, bool) {
+	if r.streams == nil || pod == nil {
+		return collectorRuntime{}, false
+	}
+	e := r.ledger.entry(pod)
+	if e.readAt.IsZero() || !e.settled() || r.now().Sub(e.readAt) >= r.pollInterval()*9/10 {
+		return collectorRuntime{}, false
+	}
+	if !r.streams.quiet(pod, time.Now()) {
+		return collectorRuntime{}, false
+	}
+	return e.read, true
+}
+
+// askCollectors asks the collectors of the pods which targets they run; one that cannot be read is left out.
+func (r *ClusterReconciler) askCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
 	logger := log.FromContext(ctx)
 	out := collectorRuntimes{}
 	for _, ordinal := range ordinals {
@@ -61,19 +98,20 @@ func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operato
 			logger.Error(err, "reach collector", "pod", pod.Name)
 			continue
 		}
+		if r.streams != nil {
+			r.streams.markRead(pod) // events from now on are news to the next reconcile
+		}
 		reported, err := client.Targets(ctx)
 		if err != nil {
 			logger.Error(err, "read target states", "pod", pod.Name)
 			continue
 		}
 		rt := collectorRuntime{known: true, targets: make(map[string]gnmic.TargetStatus, len(reported))}
-		names := make([]string, 0, len(reported))
 		for _, t := range reported {
 			rt.targets[t.Name] = t.State
-			names = append(names, t.Name)
 		}
 		out[ordinal] = rt
-		r.ledger.noteRunning(pod, names)
+		r.ledger.noteRead(pod, rt, r.now())
 	}
 	return out
 }
@@ -114,7 +152,7 @@ func (r *ClusterReconciler) rereadPushed(ctx context.Context, cluster *operatorv
 			ordinals = append(ordinals, ordinal)
 		}
 	}
-	for ordinal, rt := range r.readCollectors(ctx, cluster, w, ordinals) {
+	for ordinal, rt := range r.askCollectors(ctx, cluster, w, ordinals) {
 		runtimes[ordinal] = rt
 	}
 }

@@ -53,6 +53,8 @@ type ClusterReconciler struct {
 
 	restarts restartBackoff
 	streams  *stateStreams
+	// targetWakes spaces the wakes that bursts of Target changes cause.
+	targetWakes *burstWakes
 	// clientTLS is the operator's client TLS configuration per Cluster with spec.api.tls, rebuilt only when
 	// its certificate material changes.
 	clientTLS clientTLSCache
@@ -77,6 +79,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.streams.forget(req.NamespacedName)
 			}
 			r.forgetMemory(req.NamespacedName)
+			if r.targetWakes != nil {
+				r.targetWakes.forget(req.NamespacedName)
+			}
 			r.clientTLS.forget(req.NamespacedName)
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
@@ -183,11 +188,7 @@ func (r *ClusterReconciler) now() time.Time {
 // due, soon while collectors still work off what they were sent, or the collector polling backstop.
 func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
 	silenceEnds time.Time) time.Duration {
-	poll := r.PollInterval
-	if poll == 0 {
-		poll = 60 * time.Second
-	}
-	next := poll
+	next := r.pollInterval()
 	if anyStarting(runtimes, pushed) {
 		next = min(next, startingLook)
 	}
@@ -202,6 +203,14 @@ func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRunti
 		}
 	}
 	return max(next, 100*time.Millisecond)
+}
+
+// pollInterval is how often every collector is read when nothing else happens.
+func (r *ClusterReconciler) pollInterval() time.Duration {
+	if r.PollInterval == 0 {
+		return 60 * time.Second
+	}
+	return r.PollInterval
 }
 
 // applyingLook is how soon a Cluster whose collectors still work off their changes is looked at again when no

@@ -1,11 +1,14 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,10 +23,10 @@ import (
 // whether it does, writing only the Targets whose entry changed, and removes the entry from Targets the
 // Cluster no longer selects.
 //
-// At most targetStatusWritesPerReconcile Targets are written per reconcile; the result says whether some
-// were left for the next one. The client's rate limit makes status writes the slowest part of a reconcile
-// when many targets change at once: capping them keeps the next batches flowing to the collectors, and a
-// target written later skips the states it went through meanwhile.
+// The writes go out targetStatusWriters at a time, so that the client's rate limit, not the round trips,
+// sets their pace. At most targetStatusWritesPerReconcile Targets are written per reconcile; the result says
+// whether some were left for the next one: capping them keeps the next batches flowing to the collectors
+// when many targets change at once, and a target written later skips the states it went through meanwhile.
 func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (backlog bool, err error) {
 	selected := map[string]bool{}
@@ -36,8 +39,11 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	lastWritten := memory.written
 	written := make(map[types.UID]operatorv1alpha1.TargetClusterState, len(lastWritten))
-	defer func() { memory.written = written }()
-	writes := 0
+	limit := targetStatusWritesPerReconcile
+	if len(pushed.applyingPods()) == 0 {
+		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
+	}
+	var writes []targetStatusWrite
 	for i := range w.targets {
 		t := &w.targets[i]
 		have, had := t.Status.ClusterStates[cluster.Name]
@@ -45,16 +51,13 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 		if wrote {
 			written[t.UID] = last
 		}
-		if writes >= targetStatusWritesPerReconcile {
+		if len(writes) >= limit {
 			backlog = true
 			continue
 		}
 		if !selected[t.Name] {
 			if had {
-				if err := r.patchTargetState(ctx, t, cluster.Name, nil); err != nil {
-					return backlog, err
-				}
-				writes++
+				writes = append(writes, targetStatusWrite{target: t})
 			}
 			continue
 		}
@@ -62,21 +65,89 @@ func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *op
 		if had && sameState(have, want) {
 			continue
 		}
+		if !had && !wrote && passing(want) && now.Sub(t.CreationTimestamp.Time) < firstStatusWait {
+			continue // a new target on its way to collecting: its first status says where it ended up
+		}
 		if wrote && sameState(last, want) {
 			continue
 		}
 		want.LastUpdated = now
-		if err := r.patchTargetState(ctx, t, cluster.Name, &want); err != nil {
-			return backlog, err
-		}
-		writes++
-		written[t.UID] = want
+		writes = append(writes, targetStatusWrite{target: t, state: &want})
 	}
-	return backlog, nil
+	done, err := r.patchTargetStates(ctx, cluster.Name, writes)
+	for _, wr := range done {
+		if wr.state != nil {
+			written[wr.target.UID] = *wr.state
+		}
+	}
+	memory.written = written
+	return backlog, err
 }
 
-// targetStatusWritesPerReconcile bounds the Target status writes of one reconcile (see writeTargetStatuses).
-const targetStatusWritesPerReconcile = 200
+// targetStatusWritesPerReconcile bounds the Target status writes of one reconcile while collectors still
+// work off their changes (see writeTargetStatuses): about a second of the default client rate limit.
+// settledStatusWritesPerReconcile bounds them once every collector runs what it was sent: about ten
+// seconds' worth, since the reconcile has nothing more urgent to do.
+const (
+	targetStatusWritesPerReconcile  = 200
+	settledStatusWritesPerReconcile = 2000
+)
+
+// targetStatusWriters is how many Target status writes are under way at once.
+const targetStatusWriters = 8
+
+// firstStatusWait is how long a new Target's status may stay empty while it is on its way to collecting:
+// targets created in bulk then cost one status write each instead of two or three (Pending, starting,
+// collecting), which the client's rate limit would make the slowest part of their arrival. A target still
+// on its way after that shows where it waits.
+const firstStatusWait = 10 * time.Second
+
+// passing tells whether a target's state is one it normally leaves within moments: sent to its collector and
+// not started yet, or starting.
+func passing(st operatorv1alpha1.TargetClusterState) bool {
+	return (st.State == operatorv1alpha1.TargetPending && st.Message == notStartedYet) ||
+		(st.State == operatorv1alpha1.TargetAssigned && !st.Collecting && st.Message == "starting")
+}
+
+// targetStatusWrite is one Cluster entry to set in a Target's status; a nil state removes the entry.
+type targetStatusWrite struct {
+	target *operatorv1alpha1.Target
+	state  *operatorv1alpha1.TargetClusterState
+}
+
+// patchTargetStates makes the writes, targetStatusWriters at a time, and gives those that succeeded. Every
+// write is tried; the first error is returned.
+func (r *ClusterReconciler) patchTargetStates(ctx context.Context, cluster string, writes []targetStatusWrite) ([]targetStatusWrite, error) {
+	var (
+		mu    sync.Mutex
+		done  = make([]targetStatusWrite, 0, len(writes))
+		first error
+		wg    sync.WaitGroup
+		next  = make(chan targetStatusWrite)
+	)
+	for range min(targetStatusWriters, len(writes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for wr := range next {
+				err := r.patchTargetState(ctx, wr.target, cluster, wr.state)
+				mu.Lock()
+				if err != nil {
+					first = cmp.Or(first, err)
+				} else {
+					done = append(done, wr)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, wr := range writes {
+		next <- wr
+	}
+	close(next)
+	wg.Wait()
+	return done, first
+}
 
 // targetState is a target's entry for this Cluster: Assigned only when its pod's collector runs it, and
 // collecting only when that collector says so.
@@ -151,8 +222,11 @@ func pendingReason(name string, pp *podPush, rt collectorRuntime) string {
 	case slices.Contains(pp.step.Repaired, name):
 		return "dropped by its collector; sent again"
 	}
-	return "not started by its collector yet"
+	return notStartedYet
 }
+
+// notStartedYet is why a target its collector acknowledged is not listed by it yet.
+const notStartedYet = "not started by its collector yet"
 
 func cmpOr(s, fallback string) string {
 	if s == "" {

@@ -30,6 +30,7 @@ import (
 // writes) wake nothing.
 func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.streams = newStateStreams()
+	r.targetWakes = &burstWakes{mapper: r.clustersOfTarget}
 	if r.APIReader != nil {
 		// Secrets that targets use are read through a content cache checked against the metadata watch below.
 		r.APIReader = &secretReader{Reader: r.APIReader, metadata: mgr.GetCache()}
@@ -47,7 +48,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNode), builder.WithPredicates(nodeAvailabilityChanged())).
 		Watches(&operatorv1alpha1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&operatorv1alpha1.Target{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfTarget), specOrLabels).
+		Watches(&operatorv1alpha1.Target{}, r.targetWakes.handler(), specOrLabels).
 		Watches(&operatorv1alpha1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindSubscription)), specOrLabels).
 		Watches(&operatorv1alpha1.Output{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindOutput)), specOrLabels).
 		Watches(&operatorv1alpha1.Input{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindInput)), specOrLabels).

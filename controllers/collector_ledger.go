@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +36,9 @@ type ledgerEntry struct {
 	config  gnmic.Config
 	hash    string
 	running []string
+	// read is the collector's last answer to "which targets do you run", received at readAt.
+	read   collectorRuntime
+	readAt time.Time
 }
 
 // entry is what the ledger knows of the pod's current collector process.
@@ -62,11 +67,30 @@ func (l *collectorLedger) record(pod *corev1.Pod, cfg gnmic.Config, hash string)
 	l.entries.Store(ackedKey(pod), e)
 }
 
-// noteRunning records the targets the pod's collector reported running.
-func (l *collectorLedger) noteRunning(pod *corev1.Pod, running []string) {
+// noteRead records the pod's collector's answer read at at: the targets it runs, with their states.
+func (l *collectorLedger) noteRead(pod *corev1.Pod, rt collectorRuntime, at time.Time) {
 	e := l.entry(pod)
-	e.running = running
+	e.running = make([]string, 0, len(rt.targets))
+	for name := range rt.targets {
+		e.running = append(e.running, name)
+	}
+	sort.Strings(e.running)
+	e.read, e.readAt = rt, at
 	l.entries.Store(ackedKey(pod), e)
+}
+
+// settled tells whether the collector, as last read, runs exactly what it acknowledged and has no target still
+// starting: nothing it was sent is left for it to act on.
+func (e ledgerEntry) settled() bool {
+	if !e.acked || !e.read.known || len(e.read.targets) != len(e.config.Targets) {
+		return false
+	}
+	for name, st := range e.read.targets {
+		if _, sent := e.config.Targets[name]; !sent || st.State == gnmic.StateStarting || st.State == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // lastRunning is what the pod's collector reported running last, together with what it was sent: what it may

@@ -33,7 +33,16 @@ type streamWatcher struct {
 	cluster types.NamespacedName
 	uid     types.UID
 	cancel  context.CancelFunc
+	// connected is true while the collector streams; changed is true when the stream brought an event (or
+	// broke, or (re)connected) since the reconciler last read the collector; aliveAt is when the stream last
+	// carried anything, an event or a keepalive. All three are guarded by stateStreams.mu.
+	connected, changed bool
+	aliveAt            time.Time
 }
+
+// streamAliveWithin is how recently a stream must have carried something to be trusted to announce every
+// change: the collector writes a keepalive every 15 s, and a stream to a lost node stays open in silence.
+const streamAliveWithin = 20 * time.Second
 
 // wakeCoalescing is how long a Cluster's wake waits for more events: a burst of events (a batch of targets
 // starting, the restarts of failed targets) wakes the Cluster once, and the reconcile it causes reads every
@@ -93,8 +102,29 @@ func (s *stateStreams) track(ctx context.Context, cluster types.NamespacedName, 
 			continue
 		}
 		wctx, cancel := context.WithCancel(s.ctx)
-		s.watchers[key] = &streamWatcher{cluster: cluster, uid: pod.UID, cancel: cancel}
-		go s.follow(log.IntoContext(wctx, log.FromContext(ctx).WithValues("pod", pod.Name)), cluster, pod, open)
+		w := &streamWatcher{cluster: cluster, uid: pod.UID, cancel: cancel, changed: true}
+		s.watchers[key] = w
+		go s.follow(log.IntoContext(wctx, log.FromContext(ctx).WithValues("pod", pod.Name)), w, pod, open)
+	}
+}
+
+// quiet tells whether the pod's collector announced no change since the reconciler last read it: its stream
+// is connected, carried something within streamAliveWithin, and brought no event since markRead. The
+// collector may still have dropped an event; the reconciler's poll reads it regardless.
+func (s *stateStreams) quiet(pod *corev1.Pod, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watchers[pod.Namespace+"/"+pod.Name]
+	return ok && w.uid == pod.UID && w.connected && !w.changed && now.Sub(w.aliveAt) < streamAliveWithin
+}
+
+// markRead notes that the reconciler is about to read the pod's collector: only events from now on count as
+// changes it has not seen.
+func (s *stateStreams) markRead(pod *corev1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.watchers[pod.Namespace+"/"+pod.Name]; ok && w.uid == pod.UID {
+		w.changed = false
 	}
 }
 
@@ -111,15 +141,27 @@ func (s *stateStreams) forget(cluster types.NamespacedName) {
 }
 
 // follow reads one pod's stream until its context ends, reconnecting with backoff when the stream breaks.
-func (s *stateStreams) follow(ctx context.Context, cluster types.NamespacedName, pod *corev1.Pod,
+func (s *stateStreams) follow(ctx context.Context, w *streamWatcher, pod *corev1.Pod,
 	open func(*corev1.Pod) (*gnmic.Client, error)) {
+	cluster := w.cluster
+	note := func(connected, changed bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w.connected = connected
+		w.changed = w.changed || changed
+		w.aliveAt = time.Now()
+	}
 	backoff := time.Second
 	for ctx.Err() == nil {
 		began := time.Now()
 		c, err := open(pod)
 		if err == nil {
-			err = c.WatchTargets(ctx, func(gnmic.TargetEvent) { s.notify(cluster) })
+			err = c.WatchTargets(ctx, func(gnmic.TargetEvent) {
+				note(true, true)
+				s.notify(cluster)
+			}, gnmic.OnConnected(func() { note(true, true) }), gnmic.OnAlive(func() { note(true, false) }))
 		}
+		note(false, true)
 		if ctx.Err() != nil {
 			return
 		}

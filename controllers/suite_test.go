@@ -79,8 +79,9 @@ type operator struct {
 // while the operator also reconciles the fleets of the specs before.
 type writeCounter struct {
 	mu sync.Mutex
-	// all counts every write, podStatus the writes of pod status (readiness gates).
-	all, podStatus map[string]int64
+	// all counts every write, podStatus the writes of pod status (readiness gates), targetStatus those of
+	// Target status.
+	all, podStatus, targetStatus map[string]int64
 }
 
 func (w *writeCounter) count(obj client.Object, subresource string) {
@@ -90,6 +91,16 @@ func (w *writeCounter) count(obj client.Object, subresource string) {
 	if _, ok := obj.(*corev1.Pod); ok && subresource == "status" {
 		w.podStatus[obj.GetNamespace()]++
 	}
+	if _, ok := obj.(*operatorv1alpha1.Target); ok && subresource == "status" {
+		w.targetStatus[obj.GetNamespace()]++
+	}
+}
+
+// targetStatusIn is how many writes of Target status went to the namespace.
+func (w *writeCounter) targetStatusIn(namespace string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.targetStatus[namespace]
 }
 
 // in is how many writes went to objects of the namespace.
@@ -114,7 +125,7 @@ func startOperator() *operator { return startOperatorPolling(2 * time.Second) }
 // settings changed by configure.
 func startOperatorPolling(poll time.Duration, configure ...func(*controllers.ClusterReconciler)) *operator {
 	mgr := newManager(cfg)
-	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}}
+	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}, targetStatus: map[string]int64{}}
 	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			writes.count(obj, "")

@@ -43,8 +43,12 @@ const maxEventLine = 4 << 20
 // ctx ends and an error wrapping ErrStreamClosed when the collector ends the
 // stream. The collector may drop events under load: treat them as hints and
 // poll Targets as a backstop.
-func (c *Client) WatchTargets(ctx context.Context, fn func(TargetEvent)) error {
-	if err := c.watchTargets(ctx, fn); err != nil {
+func (c *Client) WatchTargets(ctx context.Context, fn func(TargetEvent), opts ...WatchOption) error {
+	var w watchOptions
+	for _, o := range opts {
+		o(&w)
+	}
+	if err := c.watchTargets(ctx, fn, w); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
@@ -53,7 +57,23 @@ func (c *Client) WatchTargets(ctx context.Context, fn func(TargetEvent)) error {
 	return nil
 }
 
-func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent)) error {
+// WatchOption adds a hook to WatchTargets.
+type WatchOption func(*watchOptions)
+
+type watchOptions struct {
+	connected, alive func()
+}
+
+// OnConnected calls fn once the collector accepted the stream, before its first event: from then on no change
+// of the collector's targets goes unannounced, unless the collector drops the event.
+func OnConnected(fn func()) WatchOption { return func(o *watchOptions) { o.connected = fn } }
+
+// OnAlive calls fn for every event and every keepalive comment: the stream still carries what the collector
+// sends. A collector sends a keepalive every 15 s, so a longer silence means a stream that no longer delivers
+// (a lost node leaves the connection open without anything on it).
+func OnAlive(fn func()) WatchOption { return func(o *watchOptions) { o.alive = fn } }
+
+func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent), opts watchOptions) error {
 	header := http.Header{"Accept": {"text/event-stream"}, "Cache-Control": {"no-cache"}}
 	resp, err := c.do(ctx, http.MethodGet, "/api/v1/sse/targets?store=state", header, nil)
 	if err != nil {
@@ -63,13 +83,20 @@ func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent)) error {
 	if resp.StatusCode != http.StatusOK {
 		return readStatusError(resp.StatusCode, resp.Body)
 	}
-	return readEvents(resp.Body, fn)
+	if opts.connected != nil {
+		opts.connected()
+	}
+	alive := opts.alive
+	if alive == nil {
+		alive = func() {}
+	}
+	return readEvents(resp.Body, fn, alive)
 }
 
 // readEvents parses a text/event-stream: "data:" lines accumulate until a
 // blank line dispatches the event; comments (": keepalive") and other fields
 // are ignored.
-func readEvents(r io.Reader, fn func(TargetEvent)) error {
+func readEvents(r io.Reader, fn func(TargetEvent), alive func()) error {
 	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 0, 64<<10), maxEventLine)
 	var data []byte
@@ -85,9 +112,11 @@ func readEvents(r io.Reader, fn func(TargetEvent)) error {
 				return fmt.Errorf("decode target event: %w", err)
 			}
 			data = data[:0]
+			alive()
 			fn(ev)
 		case line[0] == ':':
 			// A comment, such as the collector's ": keepalive".
+			alive()
 		default:
 			value, ok := bytes.CutPrefix(line, []byte("data:"))
 			if !ok {

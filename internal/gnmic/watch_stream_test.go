@@ -3,6 +3,7 @@ package gnmic_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,25 @@ func TestWatchTargetsDeliversTheSnapshotThenChanges(t *testing.T) {
 
 	events := make(chan gnmic.TargetEvent, 100)
 	done := make(chan error, 1)
-	go func() { done <- client.WatchTargets(ctx, func(ev gnmic.TargetEvent) { events <- ev }) }()
+	connected, alive := make(chan struct{}), make(chan struct{}, 1000)
+	var early atomic.Bool
+	go func() {
+		done <- client.WatchTargets(ctx, func(ev gnmic.TargetEvent) {
+			select {
+			case <-connected:
+			default:
+				early.Store(true)
+			}
+			events <- ev
+		},
+			gnmic.OnConnected(func() { close(connected) }),
+			gnmic.OnAlive(func() { alive <- struct{}{} }))
+	}()
+	select {
+	case <-connected:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not told the stream connected")
+	}
 
 	next := func() gnmic.TargetEvent {
 		select {
@@ -44,6 +63,20 @@ func TestWatchTargetsDeliversTheSnapshotThenChanges(t *testing.T) {
 	}
 	if ev := next(); ev.Type != gnmic.EventDelete || ev.Name != "ns/r1" || ev.Store != "state" || ev.Kind != "targets" {
 		t.Fatalf("event = %+v, want delete of ns/r1", ev)
+	}
+
+	// Keepalives every 10 ms: the stream is seen alive beyond its three events.
+	deadline := time.After(5 * time.Second)
+	for seen := 0; seen < 6; seen++ {
+		select {
+		case <-alive:
+		case <-deadline:
+			t.Fatalf("stream seen alive %d times, want keepalives beyond the 3 events", seen)
+		}
+	}
+
+	if early.Load() {
+		t.Error("an event arrived before the stream was said connected")
 	}
 
 	cancel()

@@ -22,7 +22,8 @@ func TestReadEventsParsesTheEventStreamFormat(t *testing.T) {
 		"",
 	}, "\n")
 	var events []TargetEvent
-	err := readEvents(strings.NewReader(stream), func(ev TargetEvent) { events = append(events, ev) })
+	alive := 0
+	err := readEvents(strings.NewReader(stream), func(ev TargetEvent) { events = append(events, ev) }, func() { alive++ })
 	if !errors.Is(err, ErrStreamClosed) {
 		t.Fatalf("err = %v, want ErrStreamClosed at the end of the stream", err)
 	}
@@ -35,10 +36,13 @@ func TestReadEventsParsesTheEventStreamFormat(t *testing.T) {
 	if events[1].Name != "ns/r2" || events[1].Type != EventDelete || events[1].Object.State != StateStopped {
 		t.Errorf("second event = %+v", events[1])
 	}
+	if alive != 3 {
+		t.Errorf("stream seen alive %d times, want 3 (one keepalive, two events)", alive)
+	}
 }
 
 func TestReadEventsFailsOnAMalformedEvent(t *testing.T) {
-	err := readEvents(strings.NewReader("data: {nope\n\n"), func(TargetEvent) { t.Error("called") })
+	err := readEvents(strings.NewReader("data: {nope\n\n"), func(TargetEvent) { t.Error("called") }, func() {})
 	if err == nil || errors.Is(err, ErrStreamClosed) {
 		t.Fatalf("err = %v, want a decode error", err)
 	}
@@ -48,7 +52,7 @@ func TestReadEventsAcceptsLongLines(t *testing.T) {
 	long := strings.Repeat("x", 200<<10)
 	stream := `data: {"name":"` + long + `"}` + "\n\n"
 	var got string
-	_ = readEvents(strings.NewReader(stream), func(ev TargetEvent) { got = ev.Name })
+	_ = readEvents(strings.NewReader(stream), func(ev TargetEvent) { got = ev.Name }, func() {})
 	if got != long {
 		t.Fatalf("long event lost (%d bytes)", len(got))
 	}

@@ -1,0 +1,150 @@
+//go:build e2e && scale
+
+package e2e_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
+)
+
+// bulkResult is what test/e2e/results/bulk-arrival.json holds.
+type bulkResult struct {
+	Scenario string `json:"scenario"`
+	Pods     int    `json:"pods"`
+	Targets  int    `json:"targets"`
+	// CreateSeconds is how long the API server took to accept every Target.
+	CreateSeconds float64 `json:"secondsToCreateEveryTarget"`
+	// CollectedAfterLastCreate runs from the last Target's create until every target runs on exactly one
+	// collector and collects; StatusAfterLastCreate until every Target's status says Assigned and collecting.
+	CollectedAfterLastCreate float64 `json:"secondsFromLastCreateToFullyCollected"`
+	StatusAfterLastCreate    float64 `json:"secondsFromLastCreateToEveryStatusAssignedAndCollecting"`
+	// OperatorCPUSeconds is the CPU time (user + system) of every operator process from the first create
+	// until every status was written.
+	OperatorCPUSeconds float64 `json:"operatorCPUSeconds"`
+	// Applies is how many configurations the collectors were sent in all; LargestApply the most target
+	// changes one of them carried.
+	Applies      int `json:"applies"`
+	LargestApply int `json:"largestApplyTargetChanges"`
+	Dropped      int `json:"droppedTargetChanges"`
+	collectionFigures
+}
+
+// Bulk arrival: not part of `make test-e2e` (build tag scale); `make bench-bulk` runs it. BULK_TARGETS and
+// BULK_PODS size it (default 5,000 targets on 10 pods).
+var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, func() {
+	targets := envInt("BULK_TARGETS", 5000)
+	fleet := harness.Fleet{Namespace: "bulk-arrival", Cluster: "telemetry", Replicas: int32(envInt("BULK_PODS", 10))}
+
+	It("runs empty pods", func() {
+		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
+		expectPlaced(fleet, 0)
+	})
+
+	It("collects every target soon after the last one is created, for little operator CPU", func() {
+		tracker := trackCollection(fleet.Namespace, nil)
+		cpuBefore := operatorCPU()
+		start := time.Now()
+		createConcurrently(fleet, targets, tracker.Expect)
+		lastCreate := time.Now()
+
+		Eventually(func(g Gomega) {
+			c := collectionOf(fleet.Namespace)
+			g.Expect(c.held.placement()).To(HaveLen(targets))
+			g.Expect(c.collecting).To(HaveLen(targets))
+		}).WithTimeout(10 * time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
+		collected := time.Since(lastCreate)
+
+		Eventually(func(g Gomega) {
+			var list operatorv1alpha1.TargetList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(fleet.Namespace))).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(targets))
+			notYet := 0
+			for _, t := range list.Items {
+				st := t.Status.ClusterStates[fleet.Cluster]
+				if st.State != operatorv1alpha1.TargetAssigned || !st.Collecting {
+					notYet++
+				}
+			}
+			g.Expect(notYet).To(BeZero(), "Targets not yet Assigned and collecting in their status")
+		}).WithTimeout(10 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		statusDone := time.Since(lastCreate)
+		cpu := operatorCPU() - cpuBefore
+		figures := tracker.Stop()
+
+		res := bulkResult{Scenario: "bulk-arrival", Pods: int(fleet.Replicas), Targets: targets,
+			CreateSeconds:            lastCreate.Sub(start).Round(100 * time.Millisecond).Seconds(),
+			CollectedAfterLastCreate: collected.Round(100 * time.Millisecond).Seconds(),
+			StatusAfterLastCreate:    statusDone.Round(100 * time.Millisecond).Seconds(),
+			OperatorCPUSeconds:       cpu.Round(100 * time.Millisecond).Seconds(),
+			collectionFigures:        figures,
+		}
+		for i := range int(fleet.Replicas) {
+			pod := fleet.Cluster + "-" + strconv.Itoa(i)
+			c, ok := collectors.Collector(fleet.Namespace, pod)
+			Expect(ok).To(BeTrue(), "collector of %s", pod)
+			for _, a := range c.Applied() {
+				t := a.Changes.Targets
+				res.LargestApply = max(res.LargestApply, len(t.Added)+len(t.Removed)+len(t.Changed))
+			}
+			res.Applies += c.ApplyCount()
+			res.Dropped += c.Dropped()
+		}
+		writeResult("bulk-arrival", res)
+		Expect(res.Dropped).To(BeZero())
+		Expect(figures.MaxDuplicated).To(BeZero(), "a target was on two collectors")
+	})
+})
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// operatorCPU is the CPU time (user + system) used so far by every running operator process: the processes
+// whose executable is the operator binary the suite runs.
+func operatorCPU() time.Duration {
+	binary := os.Getenv("E2E_OPERATOR_BINARY")
+	Expect(binary).NotTo(BeEmpty(), "E2E_OPERATOR_BINARY names the operator binary")
+	binary, err := filepath.Abs(binary)
+	Expect(err).NotTo(HaveOccurred())
+	entries, err := os.ReadDir("/proc")
+	Expect(err).NotTo(HaveOccurred())
+	var total time.Duration
+	found := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || strings.TrimSuffix(exe, " (deleted)") != binary {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the command (which is in parentheses and may hold spaces): utime is the 14th field of
+		// the line, stime the 15th, in clock ticks of 1/100 s.
+		rest := stat[bytes.LastIndexByte(stat, ')')+2:]
+		fields := strings.Fields(string(rest))
+		utime, _ := strconv.Atoi(fields[11])
+		stime, _ := strconv.Atoi(fields[12])
+		total += time.Duration(utime+stime) * 10 * time.Millisecond
+		found++
+	}
+	Expect(found).To(BeNumerically(">", 0), "no running process of %s", binary)
+	return total
+}
