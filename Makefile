@@ -164,3 +164,10 @@ BULK_PODS ?= 10
 bench-bulk: e2e-binaries ## Measure BULK_TARGETS Targets created at once onto BULK_PODS pods: time to collected, operator CPU.
 	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager BULK_TARGETS=$(BULK_TARGETS) BULK_PODS=$(BULK_PODS) GOTOOLCHAIN=local \
 		go test -tags e2e,scale ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.focus='Bulk arrival' $(E2E_ARGS)
+
+# Not part of `make test`: the soak curve of docs/fleet.md.
+SOAK_DURATION ?= 1h
+.PHONY: soak
+soak: control-plane ## An hour (SOAK_DURATION) of target churn, flapping devices and collector restarts with TLS on; heap and goroutines must stay flat.
+	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" SOAK_DURATION=$(SOAK_DURATION) GOTOOLCHAIN=local \
+		go test ./controllers/ -count=1 -timeout 3h -v -ginkgo.v -ginkgo.focus='Soak:'
