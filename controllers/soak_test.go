@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 	"github.com/gnmic-operator/gnmic-operator/test/testenv"
 )
 
@@ -42,9 +43,13 @@ var _ = Describe("Soak: an hour of churn with TLS on", func() {
 		}
 		sampleEvery := max(duration/60, 10*time.Second)
 
+		// What the test keeps must not grow with the hours: the operator's log lines and the fake collectors'
+		// record of every apply and request.
+		logs.Discard(true)
+		DeferCleanup(logs.Discard, false)
 		op := startOperatorPolling(10 * time.Second)
 		DeferCleanup(op.Stop)
-		f := newTLSFleet(3)
+		f := startFleet(3, nil, "", true, fakecollector.WithHistory(20))
 		const size = 300
 		f.addTargets(0, size)
 		f.converged(size, 0)
@@ -109,7 +114,7 @@ var _ = Describe("Soak: an hour of churn with TLS on", func() {
 					side.close()
 					side = nil
 				} else {
-					side = newFleet(1, nil, "")
+					side = startFleet(1, nil, "", false, fakecollector.WithHistory(20))
 					side.addTargets(0, 20)
 				}
 			}

@@ -43,7 +43,8 @@ func (c *Collector) handleApply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	changes := c.commit(req)
-	c.applied = append(c.applied, AppliedConfig{Time: time.Now(), Config: newSnapshot(req.raw), Changes: changes})
+	c.applied = lastOf(append(c.applied, AppliedConfig{Time: time.Now(), Config: newSnapshot(req.raw), Changes: changes}), c.history)
+	c.applyCount++
 	w.WriteHeader(http.StatusOK)
 }
 

@@ -32,6 +32,10 @@ type Collector struct {
 	counts       map[string]*TargetCounts
 	applied      []AppliedConfig
 	requests     []Request
+	// applyCount counts every accepted apply; history, when positive, bounds applied and requests to
+	// their last entries.
+	applyCount int
+	history    int
 	failNext     map[string]string
 	devicesDown  map[string]string
 	connOverride map[string]string
@@ -55,6 +59,20 @@ const DefaultKeepalive = 15 * time.Second
 // targets collect as soon as they are applied.
 func WithStartDelay(d time.Duration) Option {
 	return func(c *Collector) { c.startDelay = d }
+}
+
+// WithHistory keeps only the last n applies and requests (Applied, Requests): a collector that runs for
+// hours would otherwise keep every configuration it was sent. ApplyCount still counts all of them.
+func WithHistory(n int) Option {
+	return func(c *Collector) { c.history = n }
+}
+
+// lastOf trims a history to its last n entries (all of them when n is not positive).
+func lastOf[T any](s []T, n int) []T {
+	if n <= 0 || len(s) <= n {
+		return s
+	}
+	return append(s[:0:0], s[len(s)-n:]...)
 }
 
 // WithKeepalive sets the interval of ": keepalive" comments on event streams.

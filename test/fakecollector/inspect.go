@@ -50,7 +50,7 @@ func (c *Collector) LastApplied() (AppliedConfig, bool) {
 func (c *Collector) ApplyCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.applied)
+	return c.applyCount
 }
 
 // Counts returns what happened to a target name so far; zero counts for a

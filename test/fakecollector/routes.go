@@ -70,7 +70,7 @@ func (c *Collector) record(next http.Handler) http.Handler {
 			Body:   readableBody(raw, r.Header.Get("Content-Encoding")),
 		}
 		c.mu.Lock()
-		c.requests = append(c.requests, req)
+		c.requests = lastOf(append(c.requests, req), c.history)
 		c.mu.Unlock()
 		next.ServeHTTP(w, r)
 	})
