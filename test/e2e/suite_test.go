@@ -1,8 +1,9 @@
 //go:build e2e
 
-// Package e2e_test runs the operator as its real binary against a local control plane with the real
-// StatefulSet and HorizontalPodAutoscaler controllers (test/e2e/harness), and measures how the autoscaler
-// sizes a collector fleet on the operator's own metrics. Each scenario writes its figures to
+// Package e2e_test runs the operator as users install it (config/default's Deployment, or the bundle's
+// CSV, each replica run by the harness's pod emulator as its pod would run) against a local control plane
+// with the real StatefulSet and HorizontalPodAutoscaler controllers (test/e2e/harness), and measures how
+// the autoscaler sizes a collector fleet on the operator's own metrics. Each scenario writes its figures to
 // test/e2e/results/<scenario>.json; docs/autoscaling.md shows them.
 package e2e_test
 
@@ -45,13 +46,16 @@ var _ = BeforeSuite(func() {
 	if dir == "" {
 		dir = GinkgoT().TempDir()
 	}
-	cp, err = harness.Start(ctx, harness.Options{Dir: dir, Log: logf})
+	// E2E_POD_CIDR: another suite on the same machine (its fake collectors listen on the pod IPs) needs
+	// another loopback range. E2E_OPERATOR_MANIFESTS: config/default (the default) or bundle.
+	cp, err = harness.Start(ctx, harness.Options{Dir: dir, PodCIDR: os.Getenv("E2E_POD_CIDR"), Log: logf})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(cp.Stop)
 	collectors, err = cp.StartCollectors(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(collectors.Stop)
-	Expect(cp.StartOperator(ctx, harness.OperatorOptions{})).To(Succeed())
+	manifests := harness.OperatorManifests(os.Getenv("E2E_OPERATOR_MANIFESTS"))
+	Expect(cp.StartOperator(ctx, harness.OperatorOptions{Manifests: manifests})).To(Succeed())
 	k8sClient, err = cp.Client()
 	Expect(err).NotTo(HaveOccurred())
 })

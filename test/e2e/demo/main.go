@@ -8,6 +8,8 @@
 //
 // `up` starts `demo serve` as a background process (its own session): it owns the control plane, the
 // operator and the fake collectors, and records every PID in <dir>/state.json so that `down` can stop them.
+// The operator is installed from config/default and its two replicas run through the harness's pod
+// emulator, as their pods would run (docs/development.md, "How e2e runs the operator").
 package main
 
 import (

@@ -11,7 +11,8 @@ import (
 type state struct {
 	// ServePID is the background process that owns everything below.
 	ServePID int `json:"servePID"`
-	// PIDs are the control-plane and operator processes, by name.
+	// PIDs are the control-plane processes and the operator's containers ("operator/<pod>"), by name, as
+	// they were when the demo became ready.
 	PIDs       map[string]int `json:"pids"`
 	Kubeconfig string         `json:"kubeconfig"`
 	BinDir     string         `json:"binDir"`

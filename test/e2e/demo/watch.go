@@ -138,11 +138,12 @@ The demo keeps running. Explore it with the control plane's kubectl:
   kubectl -n demo get targets | head
   kubectl -n demo get cluster telemetry -o jsonpath='{range .status.collectors[*]}{.pod}{"\t"}{.targets}{"\n"}{end}'
   kubectl -n demo describe hpa telemetry
+  kubectl -n gnmic-operator-system get deploy,pods,lease,endpointslices   # the operator, as config/default deploys it
   kubectl get --raw '/apis/external.metrics.k8s.io/v1beta1/namespaces/demo/targets_demand?labelSelector=cluster%%3Dtelemetry'
   kubectl get --raw '/apis/external.metrics.k8s.io/v1beta1/namespaces/demo/unassigned_targets?labelSelector=cluster%%3Dtelemetry'
 
 Change the demand and watch the autoscaler follow:  %s targets 500 --dir %s   (or 120 to scale down)
-Logs of every process: %s
+Logs of every process (one per operator pod): %s
 Stop everything: make demo-down
 `, kubeconfig, s.BinDir, self, dir, filepath.Join(dir, "logs"))
 }

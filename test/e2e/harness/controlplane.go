@@ -61,8 +61,8 @@ type ControlPlane struct {
 
 	pki   pkiFiles
 	procs []*process
-	// operator is the operator process's command line once StartOperator ran.
-	operator *operatorCommand
+	// operator is the installed operator and the emulator running its pods, once StartOperator ran.
+	operator *operatorRun
 	log      func(format string, args ...any)
 }
 
@@ -84,7 +84,7 @@ func Binaries() (string, error) {
 	return lines[len(lines)-1], nil
 }
 
-// Start runs etcd and kube-apiserver, installs the operator's CRDs and RBAC, runs kube-controller-manager,
+// Start runs etcd and kube-apiserver, installs the operator's CRDs, runs kube-controller-manager,
 // kube-scheduler and kwok, creates the fake Nodes and returns once Nodes are ready and the default ServiceAccount exists. On error everything
 // already started is stopped.
 func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
@@ -169,11 +169,16 @@ func (cp *ControlPlane) start(name string, args []string, env ...string) error {
 	return nil
 }
 
-// PIDs lists the processes this control plane started, in start order.
+// PIDs lists the processes this control plane started, the operator's containers as "operator/<pod>".
 func (cp *ControlPlane) PIDs() map[string]int {
 	out := map[string]int{}
 	for _, p := range cp.procs {
 		out[p.Name] = p.PID
+	}
+	for _, r := range cp.OperatorReplicas() {
+		if r.PID != 0 {
+			out["operator/"+r.Pod] = r.PID
+		}
 	}
 	return out
 }
@@ -304,8 +309,12 @@ func (cp *ControlPlane) waitFor(ctx context.Context, what string, timeout time.D
 	return nil
 }
 
-// Stop ends every process in reverse start order. The state directory stays for inspection.
+// Stop ends the operator's containers, then every process in reverse start order. The state directory
+// stays for inspection.
 func (cp *ControlPlane) Stop() {
+	if cp.operator != nil {
+		cp.operator.emulator.stop()
+	}
 	for i := len(cp.procs) - 1; i >= 0; i-- {
 		if err := cp.procs[i].stop(10 * time.Second); err != nil {
 			cp.log("%v", err)

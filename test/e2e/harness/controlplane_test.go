@@ -22,7 +22,7 @@ func TestControlPlaneSchedulesPodsOntoFakeNodesWithLoopbackIPs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	started := time.Now()
-	cp, err := Start(ctx, Options{Dir: t.TempDir(), Nodes: 1, Log: t.Logf})
+	cp, err := Start(ctx, Options{Dir: t.TempDir(), Nodes: 1, PodCIDR: testPodCIDR(), Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestControlPlaneSchedulesPodsOntoFakeNodesWithLoopbackIPs(t *testing.T) {
 	if _, err := cp.Clientset.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod: %v", err)
 	}
-	_, cidr, _ := net.ParseCIDR(PodCIDR)
+	_, cidr, _ := net.ParseCIDR(testPodCIDR())
 	var got *corev1.Pod
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err = cp.Clientset.CoreV1().Pods("default").Get(ctx, "probe", metav1.GetOptions{})
@@ -46,7 +46,7 @@ func TestControlPlaneSchedulesPodsOntoFakeNodesWithLoopbackIPs(t *testing.T) {
 		t.Fatalf("pod never ran: %v (last status %+v)", err, got.Status)
 	}
 	if !cidr.Contains(net.ParseIP(got.Status.PodIP)) {
-		t.Errorf("pod IP %s is outside %s", got.Status.PodIP, PodCIDR)
+		t.Errorf("pod IP %s is outside %s", got.Status.PodIP, testPodCIDR())
 	}
 
 	t.Run("a pod with a readiness gate is Ready only while its gate's condition is True", func(t *testing.T) {

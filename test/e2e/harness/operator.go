@@ -2,53 +2,63 @@ package harness
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
-	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 const (
-	// OperatorNamespace holds the metrics API's Service and certificate Secret.
+	// OperatorNamespace is where the operator is installed: config/default's namespace, and the one the
+	// bundle is installed into.
 	OperatorNamespace = "gnmic-operator-system"
 	// MetricsAPIService is the Service the operator's APIServices point at.
 	MetricsAPIService = "gnmic-operator-metrics-api"
+	// OperatorLeaseName is the operator's leader election Lease in OperatorNamespace (the default of
+	// --leader-election-id).
+	OperatorLeaseName = "gnmic-operator.operator.gnmic.dev"
 )
 
-// OperatorOptions configure the operator process.
+// OperatorOptions configure how the operator is installed.
 type OperatorOptions struct {
-	// Binary is the operator executable. Empty: $E2E_OPERATOR_BINARY, else bin/manager of the repository,
-	// built with `go build` when missing. A relative path that does not exist from the working directory
-	// is taken from the repository root.
+	// Binary is the operator executable, the /manager of the emulated image, statically linked as the
+	// Dockerfile builds it. Empty: $E2E_OPERATOR_BINARY, else bin/manager of the repository, built like the
+	// Dockerfile does when missing. A relative path that does not exist from the working directory is taken
+	// from the repository root.
 	Binary string
-	// CollectorPollInterval is --collector-poll-interval (default 10s).
+	// Manifests is the install applied: ConfigDefault (the default) or BundleCSV.
+	Manifests OperatorManifests
+	// CollectorPollInterval is added to the operator's arguments as --collector-poll-interval, the way a
+	// user's kustomize overlay would (default 10s; a negative value leaves the manifests' arguments as
+	// they are).
 	CollectorPollInterval time.Duration
 }
 
-// Install applies the CRDs of config/crd/bases and the RBAC that lets the autoscaler read the metrics APIs,
-// then waits until the CRDs are served.
+// operatorRun is the installed operator and the emulator running its pods.
+type operatorRun struct {
+	install  *operatorInstall
+	emulator *podEmulator
+	replicas int
+	// scraper is the token Prometheus would scrape the operator's metrics with (OperatorMetrics).
+	scraper string
+}
+
+// Install applies the CRDs of config/crd/bases and waits until they are served. The rest of the
+// operator's install comes with StartOperator.
 func (cp *ControlPlane) Install(ctx context.Context) error {
-	root := RepoRoot()
-	for _, path := range []string{
-		filepath.Join(root, "config", "crd", "bases"),
-		filepath.Join(root, "config", "rbac", "metrics_adapter_hpa_reader_role.yaml"),
-		filepath.Join(root, "config", "rbac", "metrics_adapter_hpa_reader_role_binding.yaml"),
-	} {
-		if out, err := cp.Kubectl(ctx, "apply", "--server-side", "-f", path); err != nil {
-			return fmt.Errorf("kubectl apply %s: %w: %s", path, err, out)
-		}
+	path := filepath.Join(RepoRoot(), "config", "crd", "bases")
+	if out, err := cp.Kubectl(ctx, "apply", "--server-side", "-f", path); err != nil {
+		return fmt.Errorf("kubectl apply %s: %w: %s", path, err, out)
 	}
 	if out, err := cp.Kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"); err != nil {
 		return fmt.Errorf("wait for CRDs: %w: %s", err, out)
@@ -62,43 +72,100 @@ func (cp *ControlPlane) Kubectl(ctx context.Context, args ...string) ([]byte, er
 	return cmd.CombinedOutput()
 }
 
-// StartOperator runs the operator binary against the admin kubeconfig, with its metrics API on a local
-// port that the APIServices reach through a Service whose FQDN EndpointSlice names 127.0.0.1 (validation
-// refuses loopback IP endpoints; aggregator routing dials the FQDN). It returns once kube-apiserver
-// reports the custom and external metrics APIServices available.
+// StartOperator installs the operator as a user does, from config/default or the bundle's CSV (plus the
+// --collector-poll-interval overlay), and runs its Deployment's pods through the pod emulator: each pod's
+// container is the operator binary in a sandbox built from the pod spec, with the pod's ServiceAccount
+// token as its only credential. It returns once every replica the Deployment asks for is Ready and
+// kube-apiserver reports the custom and external metrics APIServices available.
 func (cp *ControlPlane) StartOperator(ctx context.Context, opts OperatorOptions) error {
 	binary, err := operatorBinary(opts.Binary)
+	if err != nil {
+		return err
+	}
+	if err := checkStatic(binary); err != nil {
+		return err
+	}
+	install, err := loadOperatorInstall(opts.Manifests)
 	if err != nil {
 		return err
 	}
 	if opts.CollectorPollInterval == 0 {
 		opts.CollectorPollInterval = 10 * time.Second
 	}
-	ports, err := FreePorts(2)
+	if opts.CollectorPollInterval > 0 {
+		if err := install.addArgs("--collector-poll-interval=" + opts.CollectorPollInterval.String()); err != nil {
+			return err
+		}
+	}
+	manifests, err := install.yaml()
 	if err != nil {
 		return err
 	}
-	apiPort, probePort := ports[0], ports[1]
-	if err := cp.exposeMetricsAPI(ctx, apiPort); err != nil {
+	dir := filepath.Join(cp.Dir, "operator")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "install.yaml")
+	if err := os.WriteFile(path, manifests, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if out, err := cp.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-f", path); err != nil {
+		return fmt.Errorf("kubectl apply %s: %w: %s", path, err, out)
+	}
+	cp.log("applied the operator's install from %s (%d objects)", opts.Manifests, len(install.objects))
+
+	deployment := install.deployment
+	selector, err := metav1.LabelSelectorAsSelector(deployment.Spec.Selector)
+	if err != nil {
+		return fmt.Errorf("Deployment %s selector: %w", deployment.Name, err)
+	}
+	api, err := url.Parse(cp.Config.Host)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver address %s: %w", cp.Config.Host, err)
+	}
+	// The emulator's endpoint slices are of the deprecated FQDN type (endpoints.go): kube-apiserver's
+	// warning about it on every write is expected.
+	quiet := rest.CopyConfig(cp.Config)
+	quiet.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(quiet)
+	if err != nil {
+		return fmt.Errorf("clientset: %w", err)
+	}
+	emulator, err := startPodEmulator(context.WithoutCancel(ctx), emulatorConfig{
+		client: client, host: containerHost{client: client, apiHost: api.Hostname(), apiPort: api.Port()},
+		image: OperatorImage(binary), namespace: deployment.Namespace, selector: selector,
+		dir: filepath.Join(dir, "pods"), logDir: filepath.Join(cp.Dir, "logs"), log: cp.log,
+	})
+	if err != nil {
 		return err
 	}
-	cp.operator = &operatorCommand{binary: binary, probePort: probePort, args: []string{
-		"--leader-elect=false",
-		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
-		"--collector-poll-interval=" + opts.CollectorPollInterval.String(),
-		"--metrics-api-bind-address=127.0.0.1",
-		"--metrics-api-port=" + strconv.Itoa(apiPort),
-		"--metrics-api-service-name=" + MetricsAPIService,
-		"--metrics-api-service-namespace=" + OperatorNamespace,
-		"--metrics-api-service-port=443",
-		"--metrics-api-cert-dir=" + filepath.Join(cp.Dir, "operator-certs"),
-		"--metrics-api-auth-kubeconfig=" + cp.Kubeconfig,
-		"--metrics-api-resync-period=5s",
-	}, env: []string{"KUBECONFIG=" + cp.Kubeconfig, "POD_NAMESPACE=" + OperatorNamespace}}
-	if err := cp.runOperator(); err != nil {
+	replicas := 1
+	if deployment.Spec.Replicas != nil {
+		replicas = int(*deployment.Spec.Replicas)
+	}
+	cp.operator = &operatorRun{install: install, emulator: emulator, replicas: replicas}
+	if err := cp.waitForOperatorReplicas(ctx); err != nil {
 		return err
 	}
+	return cp.waitForMetricsAPIs(ctx)
+}
+
+// waitForOperatorReplicas waits until as many operator pods as the Deployment asks for run a container
+// that passed its readiness probe.
+func (cp *ControlPlane) waitForOperatorReplicas(ctx context.Context) error {
+	want := cp.operator.replicas
+	return cp.waitFor(ctx, fmt.Sprintf("%d ready operator replica(s)", want), 2*time.Minute, func(context.Context) (bool, error) {
+		ready := 0
+		for _, r := range cp.operator.emulator.replicas() {
+			if r.Ready && r.PID != 0 {
+				ready++
+			}
+		}
+		return ready >= want, nil
+	})
+}
+
+func (cp *ControlPlane) waitForMetricsAPIs(ctx context.Context) error {
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
@@ -125,73 +192,27 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, opts OperatorOptions)
 	return nil
 }
 
-// operatorCommand is how the operator was started, so that it can be started again the same way.
-type operatorCommand struct {
-	binary    string
-	args, env []string
-	probePort int
-	process   *process
-}
-
-func (cp *ControlPlane) runOperator() error {
-	op := cp.operator
-	p, err := startProcess(filepath.Join(cp.Dir, "logs"), "operator", op.binary, op.args, op.env)
-	if err != nil {
-		return err
-	}
-	op.process = p
-	cp.procs = append(cp.procs, p)
-	cp.log("started operator %s (pid %d)", op.binary, p.PID)
-	return nil
-}
-
-// StopOperator ends the operator process: with kill, by SIGKILL in the middle of whatever it is doing;
-// otherwise by SIGTERM, as a rolling update of its Deployment would.
+// StopOperator ends the container of every operator replica: with kill, by SIGKILL in the middle of
+// whatever it is doing; otherwise by SIGTERM and the pod's grace period, as a rolling update would. The
+// pods stay and their containers stay stopped until RestartOperator (a kubelet would restart them).
 func (cp *ControlPlane) StopOperator(kill bool) error {
-	op := cp.operator
-	if op == nil || op.process == nil {
+	if cp.operator == nil {
 		return fmt.Errorf("the operator is not running")
 	}
-	stop := func() error { return op.process.stop(10 * time.Second) }
-	if kill {
-		stop = op.process.kill
-	}
-	if err := stop(); err != nil {
+	if err := cp.operator.emulator.hold(context.Background(), kill); err != nil {
 		return err
 	}
-	for i, p := range cp.procs {
-		if p == op.process {
-			cp.procs = append(cp.procs[:i], cp.procs[i+1:]...)
-			break
-		}
-	}
-	cp.log("stopped operator (pid %d, kill=%t)", op.process.PID, kill)
-	op.process = nil
+	cp.log("stopped every operator container (kill=%t)", kill)
 	return nil
 }
 
-// RestartOperator starts the operator again with the arguments of StartOperator and waits until its
-// readiness probe answers.
+// RestartOperator starts the containers StopOperator stopped and waits until every replica is Ready.
 func (cp *ControlPlane) RestartOperator(ctx context.Context) error {
-	if cp.operator == nil || cp.operator.process != nil {
+	if cp.operator == nil || !cp.operator.emulator.isHeld() {
 		return fmt.Errorf("the operator was never started or is still running")
 	}
-	if err := cp.runOperator(); err != nil {
-		return err
-	}
-	url := "http://127.0.0.1:" + strconv.Itoa(cp.operator.probePort) + "/readyz"
-	return cp.waitFor(ctx, "operator readiness", 60*time.Second, func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	cp.operator.emulator.release()
+	return cp.waitForOperatorReplicas(ctx)
 }
 
 func operatorBinary(binary string) (string, error) {
@@ -206,48 +227,35 @@ func operatorBinary(binary string) (string, error) {
 		if _, err := os.Stat(binary); err != nil {
 			return "", fmt.Errorf("operator binary: %w", err)
 		}
-		return binary, nil
+		return filepath.Abs(binary)
 	}
 	binary = filepath.Join(RepoRoot(), "bin", "manager")
 	if _, err := os.Stat(binary); err == nil {
 		return binary, nil
 	}
-	cmd := exec.Command("go", "build", "-o", binary, ".")
+	// As the Dockerfile builds it: the image has no C library.
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binary, ".")
 	cmd.Dir = RepoRoot()
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build the operator: %w: %s", err, out)
 	}
 	return binary, nil
 }
 
-func (cp *ControlPlane) exposeMetricsAPI(ctx context.Context, port int) error {
-	core := cp.Clientset.CoreV1()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OperatorNamespace}}
-	if _, err := core.Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", OperatorNamespace, err)
+// checkStatic refuses a binary that needs a dynamic loader: the operator's image (distroless/static) has
+// none, so such a binary cannot start in the sandbox either.
+func checkStatic(binary string) error {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return fmt.Errorf("operator binary %s: %w", binary, err)
 	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: OperatorNamespace, Name: MetricsAPIService},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
-			Name: "https", Port: 443, TargetPort: intstr.FromInt32(int32(port)), Protocol: corev1.ProtocolTCP,
-		}}},
-	}
-	if _, err := core.Services(OperatorNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create Service %s: %w", MetricsAPIService, err)
-	}
-	portName, portNumber, protocol := "https", int32(port), corev1.ProtocolTCP
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: OperatorNamespace, Name: MetricsAPIService + "-local",
-			Labels: map[string]string{discoveryv1.LabelServiceName: MetricsAPIService},
-		},
-		AddressType: discoveryv1.AddressTypeFQDN,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &portNumber, Protocol: &protocol}},
-	}
-	if _, err := cp.Clientset.DiscoveryV1().EndpointSlices(OperatorNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create EndpointSlice for %s: %w", MetricsAPIService, err)
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("operator binary %s is dynamically linked; the image it runs as has no C library: "+
+				"build it as the Dockerfile does, CGO_ENABLED=0 (make e2e-binaries)", binary)
+		}
 	}
 	return nil
 }

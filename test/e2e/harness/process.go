@@ -22,17 +22,22 @@ type process struct {
 // startProcess runs binary with args and env (added to the harness's own environment) in its own process
 // group, so that a terminal's Ctrl-C reaches only the harness, which then stops it in order.
 func startProcess(logDir, name, binary string, args, env []string) (*process, error) {
-	logFile, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return runLogged(filepath.Join(logDir, name+".log"), name, cmd)
+}
+
+// runLogged starts cmd with its output appended to logPath.
+func runLogged(logPath, name string, cmd *exec.Cmd) (*process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("log file for %s: %w", name, err)
 	}
-	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("start %s (%s): %w", name, binary, err)
+		return nil, fmt.Errorf("start %s (%s): %w", name, cmd.Path, err)
 	}
 	p := &process{Name: name, PID: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
 	go func() {
