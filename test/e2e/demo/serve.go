@@ -127,11 +127,7 @@ func applySample(ctx context.Context, cp *harness.ControlPlane, targets int) err
 	if out, err := cp.Kubectl(ctx, "apply", "-f", samples); err != nil {
 		return fmt.Errorf("apply %s: %w: %s", samples, err, out)
 	}
-	c, err := cp.Client()
-	if err != nil {
-		return err
-	}
-	return demoFleet.AddTargets(ctx, c, 0, targets)
+	return demoFleet.CreateTargets(ctx, cp, 0, targets)
 }
 
 // down stops the background demo and, should it be gone already, every process it recorded.

@@ -106,15 +106,11 @@ func setTargets(dir string, n int) error {
 	if err != nil {
 		return err
 	}
-	c, err := cp.Client()
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
 	if n > s.Targets {
-		err = demoFleet.AddTargets(ctx, c, s.Targets, n)
+		err = demoFleet.CreateTargets(ctx, cp, s.Targets, n)
 	} else {
-		err = demoFleet.DeleteTargets(ctx, c, n, s.Targets)
+		err = demoFleet.RemoveTargets(ctx, cp, n, s.Targets)
 	}
 	if err != nil {
 		return err

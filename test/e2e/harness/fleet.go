@@ -2,16 +2,20 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -22,18 +26,19 @@ const TargetRole = "leaf"
 
 // Client returns a controller-runtime client that knows the operator's kinds.
 func (cp *ControlPlane) Client() (client.Client, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("core scheme: %w", err)
-	}
-	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("operator scheme: %w", err)
-	}
-	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme()})
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	return c, nil
+}
+
+// scheme knows the core kinds and the operator's.
+func scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(operatorv1alpha1.AddToScheme(s))
+	return s
 }
 
 // Fleet is one Cluster with its Pipeline and Targets in a namespace of its own.
@@ -122,6 +127,60 @@ func (f Fleet) DeleteTargets(ctx context.Context, c client.Client, from, to int)
 		}
 	}
 	return nil
+}
+
+// bulkWriters is how many writers CreateTargets and RemoveTargets run at once.
+const bulkWriters = 16
+
+// CreateTargets creates Targets from..to-1 as fast as the API server takes them, as a `kubectl apply` of an
+// inventory would: bulkWriters at once, on a client without client-side rate limit (AddTargets creates them
+// one after another).
+func (f Fleet) CreateTargets(ctx context.Context, cp *ControlPlane, from, to int) error {
+	return f.inParallel(ctx, cp, from, to, f.AddTargets)
+}
+
+// RemoveTargets deletes Targets from..to-1 the way CreateTargets creates them.
+func (f Fleet) RemoveTargets(ctx context.Context, cp *ControlPlane, from, to int) error {
+	return f.inParallel(ctx, cp, from, to, f.DeleteTargets)
+}
+
+func (f Fleet) inParallel(ctx context.Context, cp *ControlPlane, from, to int,
+	each func(ctx context.Context, c client.Client, from, to int) error) error {
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS = -1 // only the API server sets the pace
+	c, err := client.New(cfg, client.Options{Scheme: scheme()})
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	next := make(chan int)
+	errs := make(chan error, bulkWriters)
+	var wg sync.WaitGroup
+	for range bulkWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var first error
+			for i := range next {
+				if err := each(ctx, c, i, i+1); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for i := from; i < to; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		if err != nil {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
 }
 
 // Snapshot is what a fleet looks like at one moment.
