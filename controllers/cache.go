@@ -3,6 +3,7 @@ package controllers
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -13,7 +14,8 @@ import (
 )
 
 // CacheByObject limits what the operator caches of the built-in kinds to the objects it made (they carry
-// operator.gnmic.dev/cluster): a large cluster's Pods and ConfigMaps would otherwise fill its memory.
+// operator.gnmic.dev/cluster): a large cluster's Pods and ConfigMaps (or every NetworkPolicy) would otherwise
+// fill its memory.
 // Secrets are watched through their metadata only; their data is read from the API server when their
 // resourceVersion changed (secret_cache.go).
 func CacheByObject() map[client.Object]cache.ByObject {
@@ -28,5 +30,6 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&corev1.Service{}:               owned,
 		&appsv1.StatefulSet{}:           owned,
 		&policyv1.PodDisruptionBudget{}: owned,
+		&networkingv1.NetworkPolicy{}:   owned,
 	}
 }

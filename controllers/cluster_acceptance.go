@@ -29,21 +29,25 @@ type acceptance struct {
 	observedGeneration *int64
 	conditions         *[]metav1.Condition
 	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
+	secretRefs         []operatorv1alpha1.ConfigSecretRef
 }
 
 func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
-		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy}
+		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
+		secretRefs: o.Spec.SecretRefs}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 	return acceptance{kind: rejection.KindInput, name: in.Name, generation: in.Generation,
-		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy}
+		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy,
+		secretRefs: in.Spec.SecretRefs}
 }
 
 // reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
 // namespace (present while its collectors refuse a configuration the object is blamed for), drops entries of
-// Clusters that no longer exist, and sets each object's Accepted condition from the list.
+// Clusters that no longer exist, and sets each object's Accepted condition from the list, and the
+// SecretsResolved condition of those with spec.secretRefs (cluster_secret_refs.go).
 func (r *ClusterReconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
 	if w.renderErr != nil {
 		return nil // which objects the Cluster sends is not known
@@ -66,6 +70,7 @@ func (r *ClusterReconciler) reportOutputsAndInputs(ctx context.Context, cluster 
 	}
 	return r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
 		judge(a, cluster.Name, sent(a.kind, a.name), exists, v)
+		setSecretsResolved(a, w)
 	})
 }
 

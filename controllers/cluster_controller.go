@@ -50,13 +50,19 @@ type ClusterReconciler struct {
 	// CollectorSilence is how long a collector whose pod looks ready may fail to answer before its pod counts
 	// as unavailable; zero means DefaultCollectorSilence.
 	CollectorSilence time.Duration
+	// OperatorNamespace and OperatorPodLabels identify the operator's pods in the NetworkPolicies that admit
+	// only them to the collectors' REST API. Empty means the namespace the operator runs in (see
+	// runningNamespace) and workload.DefaultOperatorPodLabels; a namespace that stays unknown (an operator
+	// running outside the cluster) admits pods with those labels from every namespace.
+	OperatorNamespace string
+	OperatorPodLabels map[string]string
 
 	restarts restartBackoff
 	streams  *stateStreams
 	// targetWakes spaces the wakes that bursts of Target changes cause.
 	targetWakes *burstWakes
-	// clientTLS is the operator's client TLS configuration per Cluster with spec.api.tls, rebuilt only when
-	// its certificate material changes.
+	// clientTLS is the operator's client TLS configuration per Cluster with TLS on its collector API, rebuilt
+	// only when its certificate material changes.
 	clientTLS clientTLSCache
 	// ledger is what each collector acknowledged and last reported running.
 	ledger collectorLedger

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,8 +40,10 @@ type world struct {
 	lost map[int]lostPod
 	// current is each target's pod ordinal as its status records it.
 	current map[string]int
-	// apiTLS is the operator's TLS towards the collectors; nil without spec.api.tls.
+	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
 	apiTLS *apiTLS
+	// fingerprintKey keys the fingerprints of the collectors' configurations (cluster_fingerprint.go).
+	fingerprintKey []byte
 	// rendered is the configuration of every selected target that renders, rendered once per reconcile; each
 	// pod's configuration is cut from it. skips are the objects left out and why; renderErr is set when the
 	// configuration as a whole is invalid (then no pod can be pushed).
@@ -136,7 +139,10 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 	for i := range profiles.Items {
 		w.conn.Profiles[profiles.Items[i].Name] = &profiles.Items[i]
 	}
-	secrets, err := r.readSecrets(ctx, cluster.Namespace, selection.SecretsOf(w.selection, w.conn.Profiles))
+	// The Secrets of targets (credentials, TLS) and those the Outputs and Inputs take values from.
+	secretNames := append(selection.SecretsOf(w.selection, w.conn.Profiles), render.ConfigSecrets(w.selection)...)
+	slices.Sort(secretNames)
+	secrets, err := r.readSecrets(ctx, cluster.Namespace, slices.Compact(secretNames))
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,12 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 			w.skippedByTarget[skip.Name] = skip
 		}
 	}
-	if w.apiTLS, err = r.ensureAPITLS(ctx, cluster); err != nil {
+	own, err := r.ensureOperatorSecret(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	w.fingerprintKey = own[fingerprintKeyKey]
+	if w.apiTLS, err = r.ensureAPITLS(ctx, cluster, own); err != nil {
 		return nil, err
 	}
 

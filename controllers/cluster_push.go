@@ -191,10 +191,10 @@ func (r *ClusterReconciler) podConfigs(w *world, pp *podPush, desired []string, 
 	}
 	pc.rendered = render.Subset(w.rendered, append(append([]string(nil), desired...), prior...))
 	if fromStatus {
-		// Restarted operator: the pod acknowledged a configuration whose hash status kept. When it is exactly
+		// Restarted operator: the pod acknowledged a configuration whose fingerprint status kept. When it is exactly
 		// the desired one, the pod holds its desired targets as they are now rendered.
 		final := render.Subset(w.rendered, desired)
-		if hash, err := final.Hash(); err == nil && hash == pp.status.ConfigHash {
+		if hash, err := w.fingerprint(final); err == nil && hash == pp.status.ConfigHash {
 			pc.sent, pc.sentNames = &final, sortedTargetNames(final)
 			r.ledger.record(pp.pod, final, hash)
 		}
@@ -227,9 +227,9 @@ func desiredAndChanged(onPod []string, pc podConfigs) (desired, changed []string
 func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, pc podConfigs) {
 	logger := log.FromContext(ctx).WithValues("pod", pp.pod.Name)
 	cfg := stepConfig(pc, pp.step)
-	hash, err := cfg.Hash()
+	hash, err := w.fingerprint(cfg)
 	if err != nil {
-		pp.err = fmt.Errorf("hash configuration: %w", err)
+		pp.err = fmt.Errorf("fingerprint configuration: %w", err)
 		pp.status.Error = pp.err.Error()
 		return
 	}

@@ -81,6 +81,7 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 	}
 
 	r.setCapacityCondition(cluster, plan)
+	r.setAPISecuredCondition(cluster)
 	failed, applying := pushed.failedPods(), pushed.applyingPods()
 	applied := metav1.Condition{Type: operatorv1alpha1.ConditionConfigApplied, Status: metav1.ConditionTrue,
 		Reason: "Applied", Message: "every ready collector pod runs its configuration", ObservedGeneration: cluster.Generation}

@@ -7,11 +7,13 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +26,7 @@ import (
 )
 
 // Keys of the Secret <cluster>-api-ca, which only the operator reads: the Cluster's CA and the operator's
-// client certificate.
+// client certificate (with TLS on the collector API), and the fingerprint key (cluster_fingerprint.go).
 const (
 	caCertKey     = "ca.crt"
 	caKeyKey      = "ca.key"
@@ -32,10 +34,15 @@ const (
 	clientKeyKey  = "client.key"
 	// caLifetime is long: renewing the CA re-issues every certificate and restarts every collector.
 	caLifetime = 10 * 365 * 24 * time.Hour
+	// defaultCertificateLifetime is spec.api.tls.certificateLifetime's default.
+	defaultCertificateLifetime = 2160 * time.Hour
 	// APITLSChecksumAnnotation on the collector pod template changes when the serving certificate is renewed,
 	// which rolls the pods onto it.
 	APITLSChecksumAnnotation = "operator.gnmic.dev/api-tls-checksum"
 )
+
+// EventAPIInsecure warns, once per reason, that a Cluster opted out of TLS on its collector API.
+const EventAPIInsecure = "APIInsecure"
 
 // apiTLS is the operator's side of a Cluster's collector TLS.
 type apiTLS struct {
@@ -45,22 +52,17 @@ type apiTLS struct {
 
 func caSecretName(cluster *operatorv1alpha1.Cluster) string { return cluster.Name + "-api-ca" }
 
-// ensureAPITLS keeps, for a Cluster with spec.api.tls, a CA and the operator's client certificate in
-// <cluster>-api-ca, and the collectors' serving certificate in <cluster>-api-tls, renewing each when two
-// thirds of its lifetime have passed. It returns nil for a Cluster without TLS.
-func (r *ClusterReconciler) ensureAPITLS(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*apiTLS, error) {
-	if cluster.Spec.API.TLS == nil {
-		r.clientTLS.forget(client.ObjectKeyFromObject(cluster))
-		return nil, nil
-	}
-	lifetime := 2160 * time.Hour
-	if l := cluster.Spec.API.TLS.CertificateLifetime; l != nil {
-		lifetime = l.Duration
-	}
-	now := r.now()
-
-	caSecret, err := r.ensureSecret(ctx, cluster, caSecretName(cluster), func(data map[string][]byte) (bool, error) {
-		changed := false
+// ensureOperatorSecret keeps the Cluster's <cluster>-api-ca Secret and returns its data: the fingerprint key
+// of every Cluster and, for a Cluster with TLS on its collector API (every Cluster but those whose
+// spec.api.insecure opts out), a CA and the operator's client certificate, each renewed when two thirds of
+// its lifetime have passed. Everything it needs is written at once.
+func (r *ClusterReconciler) ensureOperatorSecret(ctx context.Context, cluster *operatorv1alpha1.Cluster) (map[string][]byte, error) {
+	now, lifetime := r.now(), certificateLifetime(cluster)
+	return r.ensureSecret(ctx, cluster, caSecretName(cluster), func(data map[string][]byte) (bool, error) {
+		changed, err := fillFingerprintKey(data)
+		if err != nil || !workload.APITLS(cluster) {
+			return changed, err
+		}
 		if pki.NeedsRenewal(data[caCertKey], now) || len(data[caKeyKey]) == 0 {
 			ca, err := pki.NewCA(fmt.Sprintf("gnmic-operator %s/%s collector CA", cluster.Namespace, cluster.Name), now, caLifetime)
 			if err != nil {
@@ -80,10 +82,19 @@ func (r *ClusterReconciler) ensureAPITLS(ctx context.Context, cluster *operatorv
 		}
 		return changed, nil
 	})
-	if err != nil {
-		return nil, err
+}
+
+// ensureAPITLS keeps, for a Cluster with TLS on its collector API, the collectors' serving certificate in
+// <cluster>-api-tls, signed by the CA of the operator's Secret (ensureOperatorSecret, whose data is own) and
+// renewed when two thirds of its lifetime have passed, and returns the operator's client side. It returns nil
+// for a Cluster without TLS.
+func (r *ClusterReconciler) ensureAPITLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, own map[string][]byte) (*apiTLS, error) {
+	if !workload.APITLS(cluster) {
+		r.clientTLS.forget(client.ObjectKeyFromObject(cluster))
+		return nil, nil
 	}
-	ca := pki.KeyPair{CertPEM: caSecret.Data[caCertKey], KeyPEM: caSecret.Data[caKeyKey]}
+	now, lifetime := r.now(), certificateLifetime(cluster)
+	ca := pki.KeyPair{CertPEM: own[caCertKey], KeyPEM: own[caKeyKey]}
 	serving, err := r.ensureSecret(ctx, cluster, workload.APITLSSecretName(cluster), func(data map[string][]byte) (bool, error) {
 		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && signedBy(data[corev1.TLSCertKey], ca.CertPEM) {
 			return false, nil
@@ -100,12 +111,20 @@ func (r *ClusterReconciler) ensureAPITLS(ctx context.Context, cluster *operatorv
 		return nil, err
 	}
 
-	clientConfig, err := r.clientTLS.config(client.ObjectKeyFromObject(cluster), ca.CertPEM, caSecret.Data[clientCertKey], caSecret.Data[clientKeyKey])
+	clientConfig, err := r.clientTLS.config(client.ObjectKeyFromObject(cluster), ca.CertPEM, own[clientCertKey], own[clientKeyKey])
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(serving.Data[corev1.TLSCertKey])
+	sum := sha256.Sum256(serving[corev1.TLSCertKey])
 	return &apiTLS{client: clientConfig, checksum: hex.EncodeToString(sum[:8])}, nil
+}
+
+// certificateLifetime is the lifetime of the serving and client certificates.
+func certificateLifetime(cluster *operatorv1alpha1.Cluster) time.Duration {
+	if t := cluster.Spec.API.TLS; t != nil && t.CertificateLifetime != nil {
+		return t.CertificateLifetime.Duration
+	}
+	return defaultCertificateLifetime
 }
 
 // clientTLSCache gives each Cluster the same *tls.Config for as long as its CA and client certificate stay the
@@ -163,12 +182,28 @@ func fingerprintOf(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ensureSecret reads (from the API server: Secrets are not cached) or creates an owned Secret and lets
-// change fill or renew its data; it writes only when change reports a change.
+// ensureSecret keeps an owned Secret whose data change fills or renews, and returns its data, which callers
+// must not modify. change first sees the data as the Secret content cache holds it (secret_cache.go): while
+// it reports no change, which is every reconcile but a Secret's first and its renewals, the API server is not
+// asked at all. Otherwise the Secret is read from the API server, changed again and written, and the written
+// data is remembered at its new resourceVersion.
 func (r *ClusterReconciler) ensureSecret(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string,
-	change func(map[string][]byte) (bool, error)) (*corev1.Secret, error) {
+	change func(map[string][]byte) (bool, error)) (map[string][]byte, error) {
+	cached, found, err := r.ownSecretData(ctx, cluster.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		changed, err := change(maps.Clone(cached))
+		if err != nil {
+			return nil, fmt.Errorf("fill secret %s: %w", name, err)
+		}
+		if !changed {
+			return cached, nil
+		}
+	}
 	secret := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, secret)
+	err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, secret)
 	exists := err == nil
 	switch {
 	case apierrors.IsNotFound(err):
@@ -182,25 +217,67 @@ func (r *ClusterReconciler) ensureSecret(ctx context.Context, cluster *operatorv
 	}
 	changed, err := change(secret.Data)
 	if err != nil {
-		return nil, fmt.Errorf("issue certificate for secret %s: %w", name, err)
+		return nil, fmt.Errorf("fill secret %s: %w", name, err)
 	}
 	if !changed {
-		return secret, nil
+		return secret.Data, nil
 	}
 	if err := controllerutil.SetControllerReference(cluster, secret, r.Scheme); err != nil {
 		return nil, fmt.Errorf("own secret %s: %w", name, err)
 	}
+	// The label marks the Secret as the operator's: config/rbac/operator_writes_policy.yaml lets it write no other.
+	secret.Labels = mergedInto(secret.Labels, workload.Labels(cluster))
 	if exists {
-		log.FromContext(ctx).Info("renewing certificate", "secret", name)
+		log.FromContext(ctx).Info("renewing", "secret", name)
 		err = r.Update(ctx, secret)
 	} else {
-		log.FromContext(ctx).Info("issuing certificate", "secret", name)
+		log.FromContext(ctx).Info("creating", "secret", name)
 		err = r.Create(ctx, secret)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write secret %s: %w", name, err)
 	}
-	return secret, nil
+	if reader, ok := r.APIReader.(*secretReader); ok {
+		reader.contents.remember(client.ObjectKeyFromObject(secret), secret.ResourceVersion, secret.Data)
+	}
+	return secret.Data, nil
+}
+
+// ownSecretData is the data of one of the Cluster's own Secrets through the Secret content cache, when
+// SetupWithManager installed one; found is false when the cache has none (or there is no cache), and the
+// caller then asks the API server.
+func (r *ClusterReconciler) ownSecretData(ctx context.Context, namespace, name string) (data map[string][]byte, found bool, err error) {
+	reader, ok := r.APIReader.(*secretReader)
+	if !ok {
+		return nil, false, nil
+	}
+	secrets, err := reader.secrets(ctx, namespace, []string{name})
+	if err != nil {
+		return nil, false, err
+	}
+	data, found = secrets[name]
+	return data, found, nil
+}
+
+// setAPISecuredCondition says whether the Cluster's collector API is protected, and warns with an event when
+// the Cluster opts out of TLS: once, when the condition starts to say so or its reason changes.
+func (r *ClusterReconciler) setAPISecuredCondition(cluster *operatorv1alpha1.Cluster) {
+	c := metav1.Condition{Type: operatorv1alpha1.ConditionAPISecured, Status: metav1.ConditionTrue,
+		Reason:             operatorv1alpha1.ReasonMutualTLS,
+		Message:            "collectors serve their REST API over TLS and accept only the operator's client certificate",
+		ObservedGeneration: cluster.Generation}
+	insecure := cluster.Spec.API.Insecure
+	if insecure != nil {
+		c.Status, c.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonOptedOut
+		c.Message = truncate("spec.api.insecure: "+insecure.Reason, maxConditionMessage)
+	}
+	was := meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionAPISecured)
+	if insecure != nil && (was == nil || was.Status != c.Status || was.Message != c.Message) {
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventAPIInsecure,
+			"the collectors' REST API runs without TLS: target passwords cross the pod network in clear, and any pod "+
+				"that reaches the API can push configuration (spec.api.insecure.reason: %s)", insecure.Reason)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, c)
 }
 
 // signedBy is true when certPEM verifies against the CA in caPEM (a renewed CA invalidates what it signed).

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,14 +22,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
 
 // SetupWithManager registers the reconciler and its watches. Every watch maps a change to the Clusters it
 // affects, and only those: a Target's change wakes the Clusters whose Pipelines select it, a Secret's the
-// Clusters whose targets use a profile that references it. Status-only changes (mostly the operator's own
-// writes) wake nothing.
+// Clusters whose targets use a profile that references it, that select an Output or Input taking a value
+// from it, or that own it. Status-only changes (mostly the operator's own writes) wake nothing.
 func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.OperatorNamespace == "" {
+		r.OperatorNamespace = runningNamespace()
+	}
 	r.streams = newStateStreams()
 	r.targetWakes = &burstWakes{mapper: r.clustersOfTarget}
 	if r.APIReader != nil {
@@ -45,6 +50,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNode), builder.WithPredicates(nodeAvailabilityChanged())).
 		Watches(&operatorv1alpha1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -119,17 +125,54 @@ func (r *ClusterReconciler) clustersOfProfile(ctx context.Context, obj client.Ob
 	return requests(obj.GetNamespace(), r.clustersUsingProfiles(ctx, obj.GetNamespace(), obj.GetName())...)
 }
 
+// clustersOfSecret wakes the Clusters whose targets use the Secret through their profile, those that select
+// an Output or Input taking a value from it, and the Cluster that owns it (its certificates, fingerprint key
+// and target TLS copy carry the Cluster's label): a deleted or edited one is written again at once.
 func (r *ClusterReconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	ns := obj.GetNamespace()
+	clusters := []string{obj.GetLabels()[operatorv1alpha1.ClusterLabel]}
 	var profiles operatorv1alpha1.TargetProfileList
-	if err := r.List(ctx, &profiles, client.InNamespace(obj.GetNamespace())); err != nil {
-		log.FromContext(ctx).Error(err, "list target profiles for a secret event", "namespace", obj.GetNamespace())
-		return nil
+	if err := r.List(ctx, &profiles, client.InNamespace(ns)); err != nil {
+		log.FromContext(ctx).Error(err, "list target profiles for a secret event", "namespace", ns)
+		return requests(ns, clusters...)
 	}
-	using := selection.ProfilesUsingSecret(obj.GetName(), profiles.Items)
-	if len(using) == 0 {
-		return nil
+	if using := selection.ProfilesUsingSecret(obj.GetName(), profiles.Items); len(using) > 0 {
+		clusters = append(clusters, r.clustersUsingProfiles(ctx, ns, using...)...)
 	}
-	return requests(obj.GetNamespace(), r.clustersUsingProfiles(ctx, obj.GetNamespace(), using...)...)
+	clusters = append(clusters, r.clustersWithConfigFromSecret(ctx, ns, obj.GetName())...)
+	return requests(ns, clusters...)
+}
+
+// clustersWithConfigFromSecret are the Clusters that select an Output or Input whose spec.secretRefs name the
+// Secret.
+func (r *ClusterReconciler) clustersWithConfigFromSecret(ctx context.Context, namespace, secret string) []string {
+	var outputs operatorv1alpha1.OutputList
+	var inputs operatorv1alpha1.InputList
+	for _, l := range []client.ObjectList{&outputs, &inputs} {
+		if err := r.List(ctx, l, client.InNamespace(namespace)); err != nil {
+			log.FromContext(ctx).Error(err, "list outputs and inputs for a secret event", "namespace", namespace)
+			return nil
+		}
+	}
+	var pipelines []operatorv1alpha1.Pipeline
+	var clusters []string
+	selecting := func(kind selection.Kind, name string, labels map[string]string) {
+		if pipelines == nil {
+			pipelines = r.pipelines(ctx, namespace)
+		}
+		clusters = append(clusters, selection.ClustersSelecting(kind, name, labels, pipelines)...)
+	}
+	for _, o := range outputs.Items {
+		if render.UsesSecret(o.Spec.SecretRefs, secret) {
+			selecting(selection.KindOutput, o.Name, o.Labels)
+		}
+	}
+	for _, in := range inputs.Items {
+		if render.UsesSecret(in.Spec.SecretRefs, secret) {
+			selecting(selection.KindInput, in.Name, in.Labels)
+		}
+	}
+	return clusters
 }
 
 func (r *ClusterReconciler) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {

@@ -25,9 +25,9 @@ import (
 // are found by workload.Drift.
 const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
 
-// ensureWorkload makes the Cluster's target TLS Secret, StatefulSet, headless Service, bootstrap ConfigMap
-// and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it, and the
-// configuration pushed next points at its files.
+// ensureWorkload makes the Cluster's target TLS Secret, StatefulSet, headless Service, bootstrap ConfigMap,
+// NetworkPolicy and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it,
+// and the configuration pushed next points at its files.
 func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	if err := r.ensureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
 		return err
@@ -52,6 +52,9 @@ func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operato
 	if err := ensureOwned(ctx, r, cluster, workload.BootstrapConfigMap(cluster), &corev1.ConfigMap{}, func(have, want *corev1.ConfigMap) {
 		have.Data = want.Data
 	}); err != nil {
+		return err
+	}
+	if err := r.ensureNetworkPolicy(ctx, cluster, w); err != nil {
 		return err
 	}
 	if pdb := workload.PodDisruptionBudget(cluster); pdb != nil {

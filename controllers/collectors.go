@@ -20,8 +20,8 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// CollectorDialer gives the REST client of one collector pod. tlsConfig is nil for a Cluster without
-// spec.api.tls; otherwise it holds the Cluster's CA and the operator's client certificate.
+// CollectorDialer gives the REST client of one collector pod. tlsConfig is nil for a Cluster that opted out
+// of TLS (spec.api.insecure); otherwise it holds the Cluster's CA and the operator's client certificate.
 type CollectorDialer interface {
 	Client(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod, tlsConfig *tls.Config) (*gnmic.Client, error)
 	// StreamClient is Client without a request timeout, for the long-lived event stream.

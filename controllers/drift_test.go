@@ -278,7 +278,7 @@ type ownedWrites struct {
 	n  map[string]int
 }
 
-var ownedKinds = map[string]bool{"StatefulSet": true, "Service": true, "ConfigMap": true, "PodDisruptionBudget": true}
+var ownedKinds = map[string]bool{"StatefulSet": true, "Service": true, "ConfigMap": true, "PodDisruptionBudget": true, "NetworkPolicy": true}
 
 // count wraps the reconciler's client so that its writes of owned objects are counted.
 func (w *ownedWrites) count(r *controllers.ClusterReconciler) {

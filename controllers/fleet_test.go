@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,19 +39,24 @@ type fleet struct {
 	subnet     int
 	port       int
 	collectors map[int]*fakecollector.Collector
-	// serverTLS is what collectors serve with when the Cluster has spec.api.tls: the certificate the
-	// operator issued, requiring the operator's client certificate.
+	// serverTLS, when set, is what every collector serves with: the certificate the operator issued, requiring
+	// the operator's client certificate (newTLSFleet). Otherwise a collector of a Cluster with TLS (the
+	// default) reads the issued certificate at its first handshake and keeps it (issuedTLS).
 	serverTLS *tls.Config
+	// plainHTTP is true for a Cluster that opted out of TLS: its collectors serve plain HTTP.
+	plainHTTP bool
 	// collectorOptions configure every collector the fleet starts.
 	collectorOptions []fakecollector.Option
 }
 
+// newFleet is a fleet of a Cluster with the default collector API: mutual TLS with the certificates the
+// operator issues.
 func newFleet(replicas int, podCapacity *int32, grace string) *fleet {
 	return startFleet(replicas, podCapacity, grace, false)
 }
 
-// newTLSFleet is a fleet whose collectors serve their API over mutual TLS with the certificates the operator
-// issues.
+// newTLSFleet is a fleet whose Cluster spells out spec.api.tls: {} (as Clusters written before TLS became the
+// default do) and whose collectors serve with the issued certificate from the start.
 func newTLSFleet(replicas int) *fleet {
 	return startFleet(replicas, nil, "", true)
 }
@@ -59,7 +66,17 @@ func newFleetOf(replicas int, opts ...fakecollector.Option) *fleet {
 	return startFleet(replicas, nil, "", false, opts...)
 }
 
+// newFleetWith is a fleet whose Cluster tune changes before it is created.
+func newFleetWith(replicas int, tune func(*operatorv1alpha1.Cluster), opts ...fakecollector.Option) *fleet {
+	return startTunedFleet(replicas, nil, "", false, tune, opts...)
+}
+
 func startFleet(replicas int, podCapacity *int32, grace string, withTLS bool, opts ...fakecollector.Option) *fleet {
+	return startTunedFleet(replicas, podCapacity, grace, withTLS, nil, opts...)
+}
+
+func startTunedFleet(replicas int, podCapacity *int32, grace string, withTLS bool, tune func(*operatorv1alpha1.Cluster),
+	opts ...fakecollector.Option) *fleet {
 	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}, collectorOptions: opts}
 	f.name = "fleet"
 	f.ns = fmt.Sprintf("fleet-%d", f.subnet)
@@ -80,6 +97,10 @@ func startFleet(replicas int, podCapacity *int32, grace string, withTLS bool, op
 	if withTLS {
 		c.Spec.API.TLS = &operatorv1alpha1.APITLS{}
 	}
+	if tune != nil {
+		tune(c)
+	}
+	f.plainHTTP = c.Spec.API.Insecure != nil
 	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())
 	if withTLS {
 		f.serverTLS = f.issuedServerTLS()
@@ -163,8 +184,11 @@ func (f *fleet) addPodOn(ordinal int, node string) {
 // newCollector is a collector as the fleet's pods run it.
 func (f *fleet) newCollector() *fakecollector.Collector {
 	opts := slices.Clone(f.collectorOptions)
-	if f.serverTLS != nil {
+	switch {
+	case f.serverTLS != nil:
 		opts = append(opts, fakecollector.WithTLS(f.serverTLS))
+	case !f.plainHTTP:
+		opts = append(opts, fakecollector.WithTLS(f.issuedTLS()))
 	}
 	return fakecollector.New(opts...)
 }
@@ -363,14 +387,55 @@ func dump(list client.ObjectList) string {
 // issuedServerTLS waits for the serving certificate the operator issues and builds the collectors' TLS from
 // it, as the collector does from the files mounted from that Secret.
 func (f *fleet) issuedServerTLS() *tls.Config {
-	var secret corev1.Secret
-	Eventually(func() error {
-		return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-api-tls"}, &secret)
+	var cfg *tls.Config
+	Eventually(func() (err error) {
+		cfg, err = f.readIssuedTLS()
+		return err
 	}, 20*time.Second).Should(Succeed())
-	cert, err := tls.X509KeyPair(secret.Data["tls.crt"], secret.Data["tls.key"])
+	return cfg
+}
+
+// issuedTLS is the TLS of one collector of a Cluster with TLS: at its first handshake it reads the serving
+// certificate the operator issued and keeps it for its life, as gNMIc reads the files mounted from that
+// Secret once, when it starts (a real pod waits for the Secret; a collector of the test may start before it).
+// Like gNMIc with ca-file set, it requires a client certificate signed by the Cluster's CA.
+func (f *fleet) issuedTLS() *tls.Config {
+	var (
+		mu     sync.Mutex
+		loaded *tls.Config
+	)
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if loaded == nil {
+			cfg, err := f.readIssuedTLS()
+			if err != nil {
+				return nil, err
+			}
+			loaded = cfg
+		}
+		return loaded, nil
+	}}
+}
+
+// readIssuedTLS is the collectors' TLS from the serving certificate in <cluster>-api-tls, as it is now.
+func (f *fleet) readIssuedTLS() (*tls.Config, error) {
+	var secret corev1.Secret
+	if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-api-tls"}, &secret); err != nil {
+		return nil, err
+	}
+	return fakecollector.MutualTLS(secret.Data["tls.crt"], secret.Data["tls.key"], secret.Data["ca.crt"])
+}
+
+// operatorHTTPClient calls the fleet's collectors as the operator does: with its client certificate, trusting
+// the Cluster's CA for the pod's DNS name.
+func (f *fleet) operatorHTTPClient(ordinal int) *http.Client {
+	secret := f.secret(f.name + "-api-ca")
+	cert, err := tls.X509KeyPair(secret.Data["client.crt"], secret.Data["client.key"])
 	Expect(err).NotTo(HaveOccurred())
-	clientCAs := x509.NewCertPool()
-	Expect(clientCAs.AppendCertsFromPEM(secret.Data["ca.crt"])).To(BeTrue())
-	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs,
-		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	roots := x509.NewCertPool()
+	Expect(roots.AppendCertsFromPEM(secret.Data["ca.crt"])).To(BeTrue())
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		ServerName: fmt.Sprintf("%s.%s.%s.svc", f.podName(ordinal), f.name, f.ns)}}}
 }

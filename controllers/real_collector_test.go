@@ -280,7 +280,7 @@ var _ = Describe("Cluster reconciler, when a collector loses its configuration b
 		// (120: a reset of more than 128 targets would itself overflow the collector's buffer and leave some
 		// running.) Someone resets the collector (or its process restarts inside the same container): it runs nothing,
 		// and the pod's status shows no container restart.
-		resp, err := http.Post(f.collectors[0].URL()+"/api/v1/config/apply", "application/json", strings.NewReader("{}"))
+		resp, err := f.operatorHTTPClient(0).Post(f.collectors[0].URL()+"/api/v1/config/apply", "application/json", strings.NewReader("{}"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))
 		resp.Body.Close()

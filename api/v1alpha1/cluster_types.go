@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -115,9 +116,17 @@ type ClusterSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	PodDisruptionBudget PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// NetworkPolicy admits to the collector pods only the operator, on the REST API port, and the outputs'
+	// listening ports. On unless disabled.
+	// +kubebuilder:default={}
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
+	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
 }
 
-// APISpec configures the collector's REST API.
+// APISpec configures the collector's REST API. Mutual TLS is on unless insecure opts out of it.
+// +kubebuilder:validation:XValidation:rule="!(has(self.tls) && has(self.insecure))",message="set at most one of tls and insecure: insecure turns the collector API's TLS off"
 type APISpec struct {
 	// RestPort the collector's REST API listens on.
 	// +kubebuilder:default=7890
@@ -126,11 +135,17 @@ type APISpec struct {
 	// +optional
 	RestPort int32 `json:"restPort,omitempty"`
 
-	// TLS, when present, makes collectors serve their REST API over TLS with a certificate issued by the
-	// operator's own CA, and accept only the operator's client certificate. Without it the API is plain HTTP
-	// and target credentials cross the pod network in clear.
+	// TLS tunes the mutual TLS of the collector REST API, which is on unless insecure is set: collectors
+	// serve the API with a certificate issued by a CA the operator keeps for the Cluster, and accept only
+	// the operator's client certificate from that CA. Leaving it out, or tls: {}, keeps the defaults.
 	// +optional
 	TLS *APITLS `json:"tls,omitempty"`
+
+	// Insecure turns the collector API's TLS off: collectors then serve plain HTTP, and target passwords
+	// cross the pod network in clear to any pod that can reach the port. It needs a reason, which the
+	// Cluster's APISecured condition and a warning event repeat.
+	// +optional
+	Insecure *APIInsecure `json:"insecure,omitempty"`
 }
 
 // APITLS configures TLS on the collector REST API.
@@ -143,6 +158,45 @@ type APITLS struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
 	CertificateLifetime *metav1.Duration `json:"certificateLifetime,omitempty"`
+}
+
+// APIInsecure is the explicit opt-out of TLS on the collector REST API.
+type APIInsecure struct {
+	// Reason says why the collector REST API runs without TLS, for example "lab fleet, collectors on an
+	// isolated network".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[[:space:]]*$')",message="insecure.reason must say why the collector API runs without TLS"
+	// +required
+	Reason string `json:"reason"`
+}
+
+// Condition type and reasons that say whether a Cluster's collector API is protected.
+const (
+	// ConditionAPISecured is True when the collectors serve their REST API over mutual TLS, False (reason
+	// ReasonOptedOut, with spec.api.insecure.reason as its message) when the Cluster opted out.
+	ConditionAPISecured = "APISecured"
+	// ReasonMutualTLS (APISecured True): collectors accept only the operator's client certificate.
+	ReasonMutualTLS = "MutualTLS"
+	// ReasonOptedOut (APISecured False): spec.api.insecure turns TLS off.
+	ReasonOptedOut = "OptedOut"
+)
+
+// NetworkPolicySpec configures the NetworkPolicy the operator keeps for the collector pods.
+type NetworkPolicySpec struct {
+	// Enabled keeps a NetworkPolicy that admits to the collector pods only the operator's pods, on the REST
+	// API port, and outputPeers on the ports the Cluster's outputs listen on. false deletes it.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// OutputPeers may reach the ports the Cluster's outputs listen on: a prometheus output's listen port
+	// (9804 unless set) and a gnmi output's address port (57400 unless set). Empty admits every source, as
+	// a Prometheus in another namespace needs.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	OutputPeers []networkingv1.NetworkPolicyPeer `json:"outputPeers,omitempty"`
 }
 
 // TargetDistribution tunes target placement.
@@ -188,7 +242,7 @@ type ClusterStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, ConfigApplied, CapacityExhausted.
+	// Conditions: Ready, ConfigApplied, CapacityExhausted, APISecured.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -307,7 +361,9 @@ type CollectorStatus struct {
 	// Pending is the number of targets placed on the pod that its collector does not run yet.
 	// +optional
 	Pending int32 `json:"pending,omitempty"`
-	// ConfigHash fingerprints the configuration the pod acknowledged (no secret can be read back from it).
+	// ConfigHash fingerprints the configuration the pod acknowledged: an HMAC-SHA256 keyed with a random key
+	// the operator keeps for the Cluster (Secret <cluster>-fingerprint-key), so that it neither reveals nor
+	// confirms any password in the configuration.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
 	// LastApplied is when the pod last acknowledged a configuration.
@@ -321,7 +377,7 @@ type CollectorStatus struct {
 // Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,
 // subscriptions, outputs and inputs its Pipelines select, placing each target on exactly one pod.
 //
-// +operator-sdk:csv:customresourcedefinitions:displayName="Cluster",resources={{StatefulSet,v1},{Service,v1},{ConfigMap,v1},{Secret,v1},{PodDisruptionBudget,v1},{Pod,v1}}
+// +operator-sdk:csv:customresourcedefinitions:displayName="Cluster",resources={{StatefulSet,v1},{Service,v1},{ConfigMap,v1},{Secret,v1},{PodDisruptionBudget,v1},{NetworkPolicy,v1},{Pod,v1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyReplicas,selectorpath=.status.selector

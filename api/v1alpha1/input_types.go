@@ -19,6 +19,14 @@ type InputSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
+
+	// SecretRefs set values of config from Secrets of the namespace, as those of an Output do.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=key
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Values from Secrets"
+	SecretRefs []ConfigSecretRef `json:"secretRefs,omitempty"`
 }
 
 // InputStatus says whether the collectors take the Input.
@@ -27,7 +35,8 @@ type InputStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Input is blamed for).
+	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Input is blamed for) and,
+	// with spec.secretRefs, SecretsResolved.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -19,7 +19,64 @@ type OutputSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
+
+	// SecretRefs set values of config from Secrets of the namespace, so that credentials need not be written
+	// in the Output: each names a key of config and the Secret key holding its value, which replaces any value
+	// config has there. While a Secret or key is missing the Output is sent to no collector, with the targets
+	// that send to it, and its SecretsResolved condition says what is missing.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=key
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Values from Secrets"
+	SecretRefs []ConfigSecretRef `json:"secretRefs,omitempty"`
 }
+
+// ConfigSecretRef sets one value of an Output's or Input's config from a Secret.
+// +kubebuilder:validation:XValidation:rule="!(self.key in ['type', 'name', 'outputs'])",message="the operator sets type, name and outputs: a secretRef cannot"
+type ConfigSecretRef struct {
+	// Key of config the value is set at. Dots separate nested keys: "password", or "sasl.password" for the
+	// password key of the sasl object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9_-]+([.][A-Za-z0-9_-]+)*$')",message="key must be config keys separated by dots, such as password or sasl.password"
+	// +required
+	Key string `json:"key"`
+
+	// SecretKeyRef names the Secret, in the namespace of the Output or Input, and the key of its data that
+	// holds the value. The value is sent as a string.
+	// +required
+	SecretKeyRef SecretKeyReference `json:"secretKeyRef"`
+}
+
+// SecretKeyReference names one key of a Secret in the same namespace.
+type SecretKeyReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+	// Key of the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Key string `json:"key"`
+}
+
+// ConditionSecretsResolved is a condition type of Outputs and Inputs with spec.secretRefs: True when every
+// value was set from its Secret, False while one cannot be (reason ReasonSecretNotFound,
+// ReasonSecretKeyMissing or ReasonInvalidSecretRef); the object is then sent to no collector, with the targets
+// and inputs that send to it, and the message names what is missing.
+const ConditionSecretsResolved = "SecretsResolved"
+
+// Reasons of the SecretsResolved condition.
+const (
+	ReasonSecretsResolved  = "Resolved"
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonInvalidSecretRef: a secretRef's key goes through a value of spec.config that is not an object.
+	ReasonInvalidSecretRef = "InvalidSecretRef"
+)
 
 // OutputStatus says whether the collectors take the Output.
 type OutputStatus struct {
@@ -27,7 +84,8 @@ type OutputStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for).
+	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for) and,
+	// with spec.secretRefs, SecretsResolved.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -7,10 +7,12 @@
 // collector. The collector applies no defaults to pushed targets and only keeps
 // an apply idempotent when each object's name equals its map key, so a Config
 // is always sent in its Normalize form (names filled in, timeout and
-// retry-timer defaulted, TLS intent explicit, set-like lists sorted). Hash
-// fingerprints that form so a caller can push to a pod only when the pod's
-// config changed. Configs carry credentials: log them only through Redacted,
-// String or MarshalLog, never as raw JSON.
+// retry-timer defaulted, TLS intent explicit, set-like lists sorted).
+// Fingerprint keys an HMAC of that form so a caller can push to a pod only
+// when the pod's config changed and show the fingerprint without revealing
+// anything (Hash, unkeyed, is for comparisons nobody else sees). Configs carry
+// credentials: log them only through Redacted, String or MarshalLog, never as
+// raw JSON.
 //
 // Client calls one pod: Apply pushes a Config, Targets and Target read the
 // per-target runtime state (TargetState: started, failed, connected,

@@ -1,18 +1,20 @@
 package gnmic
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
 
-// Hash fingerprints the configuration a collector would receive: the SHA-256,
-// in hex, of the JSON encoding of c.Normalize(). encoding/json writes struct
-// fields in a fixed order and map keys sorted, so equal configurations hash
-// equally whatever order they were built in. A caller stores the hash per pod
-// and pushes only when it changes. The hash is safe to log and to store: it
-// reveals nothing about the credentials it covers.
+// Hash is the SHA-256, in hex, of the JSON encoding of c.Normalize().
+// encoding/json writes struct fields in a fixed order and map keys sorted, so
+// equal configurations hash equally whatever order they were built in. It is
+// not safe to show: anyone who can guess the rest of a configuration can
+// confirm a guessed password by hashing it. Use Fingerprint for what others
+// can read (status, logs); Hash serves comparisons the operator keeps to
+// itself.
 func (c Config) Hash() (string, error) {
 	body, err := c.body()
 	if err != nil {
@@ -20,6 +22,22 @@ func (c Config) Hash() (string, error) {
 	}
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// Fingerprint is the HMAC-SHA256, in hex, of the same encoding as Hash, keyed
+// with key. Equal configurations fingerprint equally under one key, so a
+// caller stores the fingerprint per pod and pushes only when it changes;
+// without the key nobody can recompute it, so a fingerprint confirms nothing
+// about the credentials it covers, and two keys give unrelated fingerprints of
+// one configuration.
+func (c Config) Fingerprint(key []byte) (string, error) {
+	body, err := c.body()
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil)), nil
 }
 
 // body is the apply request body: the JSON encoding of c.Normalize().

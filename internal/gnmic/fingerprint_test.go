@@ -58,3 +58,37 @@ func TestHashFailsOnValuesJSONCannotEncode(t *testing.T) {
 		t.Fatal("Hash() succeeded on a function value")
 	}
 }
+
+func TestFingerprintIsKeyedSoThatEqualConfigurationsCannotBeConfirmed(t *testing.T) {
+	fingerprint := func(c Config, key string) string {
+		t.Helper()
+		f, err := c.Fingerprint([]byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := sampleConfig(), sampleConfig()
+	if fingerprint(a, "key-1") != fingerprint(b, "key-1") {
+		t.Fatal("equal configurations fingerprint differently under one key")
+	}
+	if fingerprint(a, "key-1") != fingerprint(a.Normalize(), "key-1") {
+		t.Fatal("a config and its normal form fingerprint differently")
+	}
+	if fingerprint(a, "key-1") == fingerprint(a, "key-2") {
+		t.Fatal("two keys give the same fingerprint: it does not depend on the key")
+	}
+	if fingerprint(a, "key-1") == mustHash(t, a) {
+		t.Fatal("the fingerprint is the plain SHA-256 anyone can recompute")
+	}
+	if got := fingerprint(Config{}, "k"); len(got) != 64 {
+		t.Fatalf("fingerprint %q is not hex HMAC-SHA256", got)
+	}
+	changed := sampleConfig()
+	r := changed.Targets["ns/r1"]
+	r.Password = "other"
+	changed.Targets["ns/r1"] = r
+	if fingerprint(changed, "key-1") == fingerprint(a, "key-1") {
+		t.Fatal("a changed password leaves the fingerprint as it was")
+	}
+}

@@ -8,8 +8,10 @@ import (
 
 // Connections is what targets need beyond their selection to connect: the
 // TargetProfiles of the Cluster's namespace and the data of the Secrets they
-// name (credentials and TLS), both keyed by name. The reconciler reads them
-// from its cache; see selection.ProfilesOf and selection.SecretsOf.
+// name (credentials and TLS), both keyed by name; Secrets also holds those the
+// selected Outputs and Inputs take values from (ConfigSecrets). The reconciler
+// reads them from its cache; see selection.ProfilesOf, selection.SecretsOf and
+// ConfigSecrets.
 type Connections struct {
 	Profiles map[string]*v1alpha1.TargetProfile
 	Secrets  map[string]map[string][]byte

@@ -13,8 +13,11 @@
 // that depends on a skipped object is skipped with it. Every object that
 // remains has passed gnmic.Config.Validate on its own, so the whole passes too.
 //
-// Credentials flow from Secrets into the Config and nowhere else: errors name
-// targets, profiles, Secrets and keys, never values. TLS material is not
+// Credentials flow from Secrets into the Config and nowhere else: a target's
+// from its profile's Secrets, an Output's or Input's from the Secrets its
+// spec.secretRefs name (an object whose Secret or key is missing is skipped
+// like any other). Errors name targets, profiles, Secrets and keys, never
+// values. TLS material is not
 // copied into the Config; it is referenced as files. BundleTLS decides which
 // TLS files the Cluster's one target TLS Secret holds, each named
 // <secret>__<key> (TLSFileName); package workload mounts that Secret at

@@ -32,9 +32,11 @@ var (
 	ErrInvalidName = errors.New(`name contains "/", which the collector's API cannot route`)
 	// ErrProfileNotFound: the target's TargetProfile does not exist.
 	ErrProfileNotFound = errors.New("target profile not found")
-	// ErrSecretNotFound: a Secret a profile names does not exist.
+	// ErrSecretNotFound: a Secret a profile, Output or Input names does not
+	// exist.
 	ErrSecretNotFound = errors.New("secret not found")
-	// ErrSecretKeyMissing: a Secret lacks a key the profile needs.
+	// ErrSecretKeyMissing: a Secret lacks a key a profile, Output or Input
+	// needs.
 	ErrSecretKeyMissing = errors.New("missing key")
 	// ErrTLSBundleFull: a TLS Secret's files do not fit in the Cluster's target
 	// TLS Secret next to those of the other targets (BundleTLS).
@@ -50,6 +52,9 @@ var (
 	// server refuses that since the field's validation rule exists; this
 	// catches Subscriptions stored before it.
 	ErrHistoryNotSupported = errors.New("spec.history is not supported: gNMIc's REST API cannot carry history times and would refuse the pod's whole configuration")
+	// ErrNotAnObject: a key of an Output's or Input's spec.secretRefs goes
+	// through a value of spec.config that is not an object.
+	ErrNotAnObject = errors.New("is not an object, so no key can be set inside it")
 	// ErrDependencySkipped: the object uses another one that was skipped.
 	ErrDependencySkipped = errors.New("skipped (see its own error)")
 )

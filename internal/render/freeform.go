@@ -10,11 +10,14 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
-// outputObject is the collector's view of o: its spec.config with type and
-// name set by the operator.
-func outputObject(o *v1alpha1.Output) (map[string]any, error) {
+// outputObject is the collector's view of o: its spec.config with the values
+// of its spec.secretRefs from secrets, and type and name set by the operator.
+func outputObject(o *v1alpha1.Output, secrets map[string]map[string][]byte) (map[string]any, error) {
 	obj, err := configObject(o.Spec.Config)
 	if err != nil {
+		return nil, err
+	}
+	if err := setSecretValues(obj, o.Spec.SecretRefs, secrets); err != nil {
 		return nil, err
 	}
 	obj["type"] = o.Spec.Type
@@ -22,11 +25,15 @@ func outputObject(o *v1alpha1.Output) (map[string]any, error) {
 	return obj, nil
 }
 
-// inputObject is the collector's view of in: its spec.config with type, name
-// and the outputs it feeds set by the operator.
-func inputObject(in *v1alpha1.Input, outputs []string) (map[string]any, error) {
+// inputObject is the collector's view of in: its spec.config with the values
+// of its spec.secretRefs from secrets, and type, name and the outputs it feeds
+// set by the operator.
+func inputObject(in *v1alpha1.Input, outputs []string, secrets map[string]map[string][]byte) (map[string]any, error) {
 	obj, err := configObject(in.Spec.Config)
 	if err != nil {
+		return nil, err
+	}
+	if err := setSecretValues(obj, in.Spec.SecretRefs, secrets); err != nil {
 		return nil, err
 	}
 	obj["type"] = in.Spec.Type

@@ -62,7 +62,7 @@ func (b *builder) skip(kind selection.Kind, name string, err error) {
 
 func (b *builder) addOutputs() {
 	for _, name := range sortedKeys(b.sel.Outputs) {
-		obj, err := outputObject(b.sel.Outputs[name])
+		obj, err := outputObject(b.sel.Outputs[name], b.conn.Secrets)
 		if err != nil {
 			b.skip(selection.KindOutput, name, err)
 			continue
@@ -82,7 +82,7 @@ func (b *builder) addInputs() {
 			b.skip(selection.KindInput, name, err)
 			continue
 		}
-		obj, err := inputObject(in.Input, in.Outputs)
+		obj, err := inputObject(in.Input, in.Outputs, b.conn.Secrets)
 		if err != nil {
 			b.skip(selection.KindInput, name, err)
 			continue

@@ -32,9 +32,9 @@ const ChecksumAnnotation = "operator.gnmic.dev/config-checksum"
 // collect). Every key is needed: the collector runs its REST API only when
 // api-server is present and then applies no defaults, so the address is
 // explicit; it logs nothing without log: true; enable-metrics is spelled out
-// although metrics are served regardless. With spec.api.tls the API serves
-// TLS and requires a client certificate signed by the CA in ca.crt (the
-// operator's), so only the operator can push configuration.
+// although metrics are served regardless. Unless spec.api.insecure opts out,
+// the API serves TLS and requires a client certificate signed by the CA in
+// ca.crt (the operator's), so only the operator can push configuration.
 func BootstrapConfig(c *v1alpha1.Cluster) string {
 	var b strings.Builder
 	b.WriteString("# Written by gnmic-operator. Targets, subscriptions, outputs and inputs are pushed\n")
@@ -42,7 +42,7 @@ func BootstrapConfig(c *v1alpha1.Cluster) string {
 	b.WriteString("api-server:\n")
 	fmt.Fprintf(&b, "  address: \":%d\"\n", RestPort(c))
 	b.WriteString("  enable-metrics: true\n")
-	if c.Spec.API.TLS != nil {
+	if APITLS(c) {
 		b.WriteString("  tls:\n")
 		fmt.Fprintf(&b, "    ca-file: %s\n", path.Join(APITLSDir, render.CAFile))
 		fmt.Fprintf(&b, "    cert-file: %s\n", path.Join(APITLSDir, render.CertFile))

@@ -17,8 +17,8 @@ func TestBootstrapConfig(t *testing.T) {
 		want    map[string]any
 	}{
 		{
-			name:    "serves the REST API on the default port with metrics and logs",
-			cluster: cluster(),
+			name:    "serves plain HTTP on the default port with metrics and logs when the Cluster opts out of TLS",
+			cluster: cluster(insecure),
 			want: map[string]any{
 				"api-server": map[string]any{"address": ":7890", "enable-metrics": true},
 				"log":        true,
@@ -26,10 +26,27 @@ func TestBootstrapConfig(t *testing.T) {
 		},
 		{
 			name:    "serves the REST API on the spec's port",
-			cluster: cluster(withPort(9443)),
+			cluster: cluster(insecure, withPort(9443)),
 			want: map[string]any{
 				"api-server": map[string]any{"address": ":9443", "enable-metrics": true},
 				"log":        true,
+			},
+		},
+		{
+			name:    "serves TLS and requires verified client certificates by default",
+			cluster: cluster(),
+			want: map[string]any{
+				"api-server": map[string]any{
+					"address":        ":7890",
+					"enable-metrics": true,
+					"tls": map[string]any{
+						"ca-file":     "/var/run/gnmic/api-tls/ca.crt",
+						"cert-file":   "/var/run/gnmic/api-tls/tls.crt",
+						"key-file":    "/var/run/gnmic/api-tls/tls.key",
+						"client-auth": "require-verify",
+					},
+				},
+				"log": true,
 			},
 		},
 		{
@@ -71,7 +88,8 @@ func TestConfigChecksumFollowsTheBootstrapConfigOnly(t *testing.T) {
 		wantChanged bool
 	}{
 		{"changes when the REST port changes", cluster(withPort(7891)), true},
-		{"changes when API TLS is switched on", cluster(withTLS), true},
+		{"changes when the Cluster opts out of API TLS", cluster(insecure), true},
+		{"stays when api.tls: {} spells out the default", cluster(withTLS), false},
 		{"stays when the port is set to its default", cluster(withPort(7890)), false},
 		{"stays when replicas change", cluster(withReplicas(5)), false},
 		{"stays when the image changes", cluster(func(c *v1alpha1.Cluster) { c.Spec.Image = "gnmic:next" }), false},

@@ -56,7 +56,7 @@ func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 	return ctr
 }
 
-// probeHandler checks the REST API. With spec.api.tls the collector demands a
+// probeHandler checks the REST API. With TLS (the default) the collector demands a
 // client certificate signed by the operator's CA (client-auth
 // require-verify), which the kubelet cannot present: an HTTPS probe would
 // fail its handshake and kill healthy pods. A TCP connect then proves that
@@ -64,7 +64,7 @@ func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 // always answers 200).
 func probeHandler(c *v1alpha1.Cluster) corev1.ProbeHandler {
 	port := intstr.FromString(RestPortName)
-	if c.Spec.API.TLS != nil {
+	if APITLS(c) {
 		return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}}
 	}
 	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: HealthPath, Port: port, Scheme: corev1.URISchemeHTTP}}

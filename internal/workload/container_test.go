@@ -62,13 +62,13 @@ func TestProbes(t *testing.T) {
 		want    corev1.ProbeHandler
 	}{
 		{
-			name:    "probes GET /api/v1/healthz on the REST port over plain HTTP",
-			cluster: cluster(),
+			name:    "probes GET /api/v1/healthz on the REST port over plain HTTP when the Cluster opts out of TLS",
+			cluster: cluster(insecure),
 			want:    corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/api/v1/healthz", Port: rest, Scheme: corev1.URISchemeHTTP}},
 		},
 		{
-			name:    "probes a TCP connect when the API requires client certificates the kubelet cannot present",
-			cluster: cluster(withTLS),
+			name:    "probes a TCP connect when the API requires client certificates the kubelet cannot present, by default",
+			cluster: cluster(),
 			want:    corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: rest}},
 		},
 	}

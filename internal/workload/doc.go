@@ -1,7 +1,9 @@
 // Package workload builds the Kubernetes objects that run a Cluster's
 // collector pods: a StatefulSet, its headless Service, the ConfigMap with the
-// collectors' bootstrap configuration, a PodDisruptionBudget, and the Secret
-// with the TLS files of its targets.
+// collectors' bootstrap configuration, a PodDisruptionBudget, the Secret
+// with the TLS files of its targets, and a NetworkPolicy that admits only the
+// operator to the collectors' REST API (and anyone, or the peers the spec
+// names, to the ports the outputs listen on).
 //
 // The builders are pure: they take a Cluster and Options and return the
 // desired objects, equal for equal inputs, without talking to the API server
@@ -10,7 +12,7 @@
 // operator.gnmic.dev/cluster=<name>, which is also the pods' selector, so pod
 // <cluster>-<ordinal> answers at <pod>.<cluster>.<namespace>.svc. A collector
 // pod starts with only the bootstrap file: its REST API address, metrics and
-// logging, and TLS when spec.api.tls is set. Everything it collects is pushed
+// logging, and mutual TLS unless spec.api.insecure opts out. Everything it collects is pushed
 // later through that API (package render builds it), so a change to what a
 // Cluster collects does not restart its pods. The TLS files of its targets
 // reach the pods the same way: every pod mounts the Cluster's one target TLS

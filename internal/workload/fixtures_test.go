@@ -20,6 +20,11 @@ func cluster(changes ...func(*v1alpha1.Cluster)) *v1alpha1.Cluster {
 }
 
 func withTLS(c *v1alpha1.Cluster) { c.Spec.API.TLS = &v1alpha1.APITLS{} }
+
+// insecure opts the Cluster out of the collector API's TLS.
+func insecure(c *v1alpha1.Cluster) {
+	c.Spec.API.Insecure = &v1alpha1.APIInsecure{Reason: "tests"}
+}
 func withPort(port int32) func(*v1alpha1.Cluster) {
 	return func(c *v1alpha1.Cluster) { c.Spec.API.RestPort = port }
 }

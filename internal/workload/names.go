@@ -43,6 +43,12 @@ func RestPort(c *v1alpha1.Cluster) int32 {
 	return c.Spec.API.RestPort
 }
 
+// APITLS tells whether the collectors of c serve their REST API over mutual
+// TLS: always, unless spec.api.insecure opts out.
+func APITLS(c *v1alpha1.Cluster) bool {
+	return c.Spec.API.Insecure == nil
+}
+
 // PodName is the name of the collector pod with the given ordinal, as the
 // StatefulSet names it.
 func PodName(c *v1alpha1.Cluster, ordinal int) string {

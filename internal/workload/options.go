@@ -7,7 +7,7 @@ import (
 // Options are the inputs of the builders that do not come from the Cluster.
 type Options struct {
 	// APITLSSecret names the Secret the collectors serve their REST API with
-	// when spec.api.tls is set: tls.crt and tls.key (the serving
+	// (unless spec.api.insecure opts out of TLS): tls.crt and tls.key (the serving
 	// certificate) and ca.crt (the CA that signs the operator's client
 	// certificate). Empty means APITLSSecretName.
 	APITLSSecret string

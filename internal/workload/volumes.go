@@ -23,7 +23,7 @@ const (
 )
 
 // volumes are, in this order: the bootstrap ConfigMap, an emptyDir for /tmp,
-// the API TLS Secret when spec.api.tls is set, and the Cluster's target TLS
+// the API TLS Secret unless spec.api.insecure opts out of TLS, and the Cluster's target TLS
 // Secret.
 //
 // The target TLS Secret holds the TLS files of every target of the Cluster
@@ -45,7 +45,7 @@ func volumes(c *v1alpha1.Cluster, opts Options) []corev1.Volume {
 		}}},
 		{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
-	if c.Spec.API.TLS != nil {
+	if APITLS(c) {
 		vols = append(vols, secretVolume(apiTLSVolume, opts.apiTLSSecret(c), false))
 	}
 	return append(vols, secretVolume(targetTLSVolume, TargetTLSSecretName(c), false))
@@ -57,7 +57,7 @@ func volumeMounts(c *v1alpha1.Cluster, opts Options) []corev1.VolumeMount {
 		{Name: configVolume, MountPath: ConfigDir, ReadOnly: true},
 		{Name: tmpVolume, MountPath: "/tmp"},
 	}
-	if c.Spec.API.TLS != nil {
+	if APITLS(c) {
 		mounts = append(mounts, corev1.VolumeMount{Name: apiTLSVolume, MountPath: APITLSDir, ReadOnly: true})
 	}
 	return append(mounts, corev1.VolumeMount{Name: targetTLSVolume, MountPath: render.TLSRoot, ReadOnly: true})

@@ -65,11 +65,15 @@ func TestVolumes(t *testing.T) {
 		want    []mount
 	}{
 		{
-			name:    "mounts the bootstrap config read-only, a writable /tmp and the Cluster's target TLS secret, required",
-			cluster: cluster(), want: []mount{config, tmp, targetTLS},
+			name:    "mounts the bootstrap config read-only, a writable /tmp and the Cluster's target TLS secret, required, without API TLS when the Cluster opts out",
+			cluster: cluster(insecure), want: []mount{config, tmp, targetTLS},
 		},
 		{
-			name:    "mounts the API TLS secret, required, when api.tls is set",
+			name:    "mounts the API TLS secret, required, by default",
+			cluster: cluster(), want: []mount{config, tmp, apiTLS, targetTLS},
+		},
+		{
+			name:    "mounts the API TLS secret when api.tls is set",
 			cluster: cluster(withTLS), want: []mount{config, tmp, apiTLS, targetTLS},
 		},
 		{
@@ -77,7 +81,7 @@ func TestVolumes(t *testing.T) {
 			want: []mount{config, tmp, {path: "/var/run/gnmic/api-tls", readOnly: true, source: "secret/issued"}, targetTLS},
 		},
 		{
-			name: "mounts the target TLS secret of the Cluster by its name", cluster: cluster(func(c *v1alpha1.Cluster) { c.Name = "edge" }),
+			name: "mounts the target TLS secret of the Cluster by its name", cluster: cluster(insecure, func(c *v1alpha1.Cluster) { c.Name = "edge" }),
 			want: []mount{{path: "/etc/gnmic", readOnly: true, source: "configmap/edge"}, tmp,
 				{path: "/var/run/gnmic/tls", readOnly: true, source: "secret/edge-target-tls"}},
 		},

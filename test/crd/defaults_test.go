@@ -54,13 +54,14 @@ var _ = Describe("Defaults", func() {
 			[]string{"Targets", "Subs", "Outputs", "Inputs"}),
 	)
 
-	It("gives a minimal Cluster one replica, the REST port 7890, a 60s grace period and a PDB", func() {
+	It("gives a minimal Cluster one replica, the REST port 7890 over mutual TLS, a 60s grace period, a PDB and a NetworkPolicy", func() {
 		Expect(k8sClient.Create(ctx, object("Cluster", "minimal", "image: gnmic"))).To(Succeed())
 		var c operatorv1alpha1.Cluster
 		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "minimal"}, &c)).To(Succeed())
 		Expect(c.Spec.Replicas).To(Equal(ptr.To[int32](1)))
 		Expect(c.Spec.API.RestPort).To(Equal(int32(7890)))
-		Expect(c.Spec.API.TLS).To(BeNil())
+		Expect(c.Spec.API.Insecure).To(BeNil(), "the collector API keeps mutual TLS unless the Cluster opts out")
+		Expect(c.Spec.NetworkPolicy.Enabled).To(Equal(ptr.To(true)))
 		Expect(c.Spec.TargetDistribution.PodCapacity).To(BeNil(), "capacity stays automatic unless set")
 		Expect(c.Spec.TargetDistribution.UnreadyGracePeriod.Duration).To(Equal(60 * time.Second))
 		Expect(c.Spec.PodDisruptionBudget.Enabled).To(Equal(ptr.To(true)))

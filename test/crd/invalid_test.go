@@ -58,6 +58,12 @@ var _ = Describe("Invalid objects", func() {
 		Entry("a Cluster whose collector certificates live 10 minutes", "Cluster",
 			"image: gnmic\napi: {tls: {certificateLifetime: 10m}}",
 			"certificateLifetime must be a duration of at least 1h"),
+		Entry("a Cluster that opts out of collector API TLS without a reason", "Cluster", "image: gnmic\napi: {insecure: {}}",
+			"spec.api.insecure.reason: Required value"),
+		Entry("a Cluster that opts out of collector API TLS with a blank reason", "Cluster",
+			"image: gnmic\napi: {insecure: {reason: '  '}}", "insecure.reason must say why the collector API runs without TLS"),
+		Entry("a Cluster that both tunes and turns off collector API TLS", "Cluster",
+			"image: gnmic\napi: {tls: {}, insecure: {reason: lab}}", "set at most one of tls and insecure"),
 		Entry("a Cluster with replicas as a string", "Cluster", `image: gnmic
 replicas: "three"`, `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer`),
 
@@ -123,9 +129,21 @@ replicas: "three"`, `spec.replicas: Invalid value: "string": spec.replicas in bo
 		Entry("an Output of an unknown type", "Output", "type: email", `spec.type: Unsupported value: "email"`),
 		Entry("an Output whose config is a list", "Output", "type: file\nconfig: [a, b]",
 			`spec.config: Invalid value: "array": spec.config in body must be of type object`),
+		Entry("an Output taking a value from a Secret without naming the Secret", "Output",
+			"type: kafka\nsecretRefs: [{key: password, secretKeyRef: {key: password}}]", "secretKeyRef.name: Required value"),
+		Entry("an Output taking a value from a Secret at a key that is not a config path", "Output",
+			"type: kafka\nsecretRefs: [{key: 'sasl..password', secretKeyRef: {name: s, key: password}}]",
+			"key must be config keys separated by dots"),
+		Entry("an Output taking its type from a Secret", "Output",
+			"type: kafka\nsecretRefs: [{key: type, secretKeyRef: {name: s, key: t}}]", "the operator sets type, name and outputs"),
+		Entry("an Output taking two values for one key", "Output",
+			"type: kafka\nsecretRefs: [{key: password, secretKeyRef: {name: a, key: p}}, {key: password, secretKeyRef: {name: b, key: p}}]",
+			"Duplicate value"),
 
 		// Input
 		Entry("an Input of an unknown type", "Input", "type: file", `spec.type: Unsupported value: "file"`),
+		Entry("an Input taking its outputs from a Secret", "Input",
+			"type: nats\nsecretRefs: [{key: outputs, secretKeyRef: {name: s, key: o}}]", "the operator sets type, name and outputs"),
 
 		// Pipeline
 		Entry("a Pipeline without a Cluster", "Pipeline", "targetRefs: [r1]\nsubscriptionRefs: [s1]",

@@ -24,18 +24,18 @@ type Collector struct {
 
 	// mu guards everything below. It is held for a whole apply, which
 	// serialises applies as gNMIc does.
-	mu           sync.Mutex
-	closed       bool
-	objects      map[string]map[string]map[string]any
-	targets      map[string]*target
-	metricNames  map[string]bool
-	counts       map[string]*TargetCounts
-	applied      []AppliedConfig
-	requests     []Request
+	mu          sync.Mutex
+	closed      bool
+	objects     map[string]map[string]map[string]any
+	targets     map[string]*target
+	metricNames map[string]bool
+	counts      map[string]*TargetCounts
+	applied     []AppliedConfig
+	requests    []Request
 	// applyCount counts every accepted apply; history, when positive, bounds applied and requests to
 	// their last entries.
-	applyCount int
-	history    int
+	applyCount   int
+	history      int
 	failNext     map[string]string
 	devicesDown  map[string]string
 	connOverride map[string]string

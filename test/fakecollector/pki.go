@@ -26,6 +26,8 @@ type PKI struct {
 	// loads certificates from Secrets or files.
 	ClientCertPEM []byte
 	ClientKeyPEM  []byte
+
+	serverCertPEM, serverKeyPEM []byte
 }
 
 // NewPKI issues a CA, a server certificate for hosts (IP addresses or DNS
@@ -61,7 +63,7 @@ func NewPKI(hosts ...string) (*PKI, error) {
 			serverTemplate.DNSNames = append(serverTemplate.DNSNames, h)
 		}
 	}
-	if p.Server, _, _, err = issue(serverTemplate, ca, caKey); err != nil {
+	if p.Server, p.serverCertPEM, p.serverKeyPEM, err = issue(serverTemplate, ca, caKey); err != nil {
 		return nil, fmt.Errorf("issue server certificate: %w", err)
 	}
 	clientTemplate := template("gnmic-operator")
@@ -70,6 +72,33 @@ func NewPKI(hosts ...string) (*PKI, error) {
 		return nil, fmt.Errorf("issue client certificate: %w", err)
 	}
 	return p, nil
+}
+
+// ServerPEM is the server certificate and its key, PEM-encoded, as a
+// collector reads them from its cert-file and key-file.
+func (p *PKI) ServerPEM() (certPEM, keyPEM []byte) { return p.serverCertPEM, p.serverKeyPEM }
+
+// MutualTLS is the server configuration gNMIc builds from api-server.tls with
+// cert-file, key-file and ca-file set and client-auth empty (or
+// require-verify): it serves the certificate and requires a client
+// certificate signed by a CA of caPEM. For a Cluster the operator issued
+// them, they are the keys tls.crt, tls.key and ca.crt of its Secret
+// <cluster>-api-tls.
+func MutualTLS(certPEM, keyPEM, caPEM []byte) (*tls.Config, error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("load server certificate: %w", err)
+	}
+	clientCAs := x509.NewCertPool()
+	if !clientCAs.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("load client CA: no certificate in its PEM")
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientCAs:    clientCAs,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		MinVersion:   tls.VersionTLS12,
+	}, nil
 }
 
 // ServerTLS serves with the server certificate and requires client

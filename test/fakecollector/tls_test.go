@@ -50,3 +50,52 @@ func TestATLSCollectorRefusesPlainHTTPAndClientsWithoutACertificate(t *testing.T
 		t.Fatalf("refused requests reached the API: %d applies", c.ApplyCount())
 	}
 }
+
+func TestATLSCollectorRefusesAClientCertificateFromAnotherCA(t *testing.T) {
+	c, _ := startTLS(t)
+	other, err := NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client trusts the collector's certificate (it skips verification) and presents a certificate that a
+	// CA other than the collector's signed: gNMIc with ca-file set and client-auth empty refuses it.
+	foreign := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, Certificates: []tls.Certificate{other.Client}}}}
+	if resp, err := foreign.Post(c.URL()+"/api/v1/config/apply", "application/json", strings.NewReader(`{}`)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("client with another CA's certificate got status %d", resp.StatusCode)
+	}
+	if c.ApplyCount() != 0 || len(c.Requests()) != 0 {
+		t.Fatalf("refused requests reached the API: %d applies", c.ApplyCount())
+	}
+}
+
+func TestMutualTLSServesWithPEMFilesAsTheCollectorDoes(t *testing.T) {
+	pki, err := NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverCert, serverKey := pki.ServerPEM()
+	cfg, err := MutualTLS(serverCert, serverKey, pki.CAPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := StartForTest(t, WithTLS(cfg))
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: pki.ClientTLS()}}
+	resp, err := client.Post(c.URL()+"/api/v1/config/apply", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	noCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.ClientTLS().RootCAs}}}
+	if resp, err := noCert.Get(c.URL() + "/api/v1/targets"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("client without certificate got status %d", resp.StatusCode)
+	}
+	if _, err := MutualTLS(serverCert, serverKey, []byte("not a certificate")); err == nil {
+		t.Fatal("MutualTLS accepted a CA file without a certificate")
+	}
+}

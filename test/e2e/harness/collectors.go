@@ -2,16 +2,20 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -43,9 +47,11 @@ type Collectors struct {
 	// blackholes are, per namespace, the blackholed devices whose start has not happened yet.
 	blackholes map[string][]*Blackhole
 	watching   bool
-	ctx        context.Context
-	log        func(format string, args ...any)
-	cancel     context.CancelFunc
+	// clientset reads the Secrets that collector pods mount, as the kubelet would.
+	clientset kubernetes.Interface
+	ctx       context.Context
+	log       func(format string, args ...any)
+	cancel    context.CancelFunc
 }
 
 // DefaultCollectorOptions are the options every fake collector starts with unless its namespace chose
@@ -77,7 +83,7 @@ func (cp *ControlPlane) StartCollectors(ctx context.Context) (*Collectors, error
 	c := &Collectors{
 		byUID: map[types.UID]*runningCollector{}, lostNodes: map[string]bool{},
 		refusing: map[types.NamespacedName]string{}, rejecting: map[string]string{}, options: map[string][]fakecollector.Option{},
-		blackholes: map[string][]*Blackhole{}, ctx: ctx, log: cp.log, cancel: cancel,
+		blackholes: map[string][]*Blackhole{}, ctx: ctx, log: cp.log, cancel: cancel, clientset: cp.Clientset,
 	}
 	pods := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = operatorv1alpha1.ClusterLabel }))
@@ -139,12 +145,29 @@ func (c *Collectors) observe(obj any) {
 		return
 	}
 	c.mu.Lock()
+	_, running := c.byUID[pod.UID]
+	c.mu.Unlock()
+	if running {
+		return
+	}
+	serverTLS, err := c.apiTLS(pod)
+	if err != nil {
+		// The kubelet does not start a container whose Secret volume it cannot fill: look again shortly.
+		c.log("fake collector for pod %s/%s waits for its TLS Secret: %v", pod.Namespace, pod.Name, err)
+		time.AfterFunc(time.Second, func() {
+			if c.ctx.Err() == nil {
+				c.observe(pod)
+			}
+		})
+		return
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, running := c.byUID[pod.UID]; running || c.lostNodes[pod.Spec.NodeName] {
 		return
 	}
 	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	collector := c.newCollector(name)
+	collector := c.newCollector(name, serverTLS)
 	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))
 	if err := collector.Start(addr); err != nil {
 		_ = collector.Close() // ends its change queue's worker
@@ -157,10 +180,13 @@ func (c *Collectors) observe(obj any) {
 // newCollector is the one place fake collectors are made: with the options of the pod's namespace
 // (DefaultCollectorOptions unless UseOptions chose others), refusing configurations when the pod was told
 // to, and with the namespace's pending blackholes. Callers hold c.mu.
-func (c *Collectors) newCollector(pod types.NamespacedName) *fakecollector.Collector {
+func (c *Collectors) newCollector(pod types.NamespacedName, serverTLS *tls.Config) *fakecollector.Collector {
 	opts, chosen := c.options[pod.Namespace]
 	if !chosen {
 		opts = DefaultCollectorOptions()
+	}
+	if serverTLS != nil {
+		opts = append(slices.Clone(opts), fakecollector.WithTLS(serverTLS))
 	}
 	collector := fakecollector.New(opts...)
 	if reason, refuse := c.refusing[pod]; refuse {
@@ -173,6 +199,34 @@ func (c *Collectors) newCollector(pod types.NamespacedName) *fakecollector.Colle
 		collector.Blackhole(b.Target, b.Hold)
 	}
 	return collector
+}
+
+// apiTLS is the TLS the pod's collector serves its REST API with, as gNMIc does from the files of the Secret
+// volume mounted at workload.APITLSDir (its certificate, its key, and the CA its clients' certificates must
+// come from); nil when the pod mounts none (a Cluster that opted out of TLS).
+func (c *Collectors) apiTLS(pod *corev1.Pod) (*tls.Config, error) {
+	var volume string
+	for _, ctr := range pod.Spec.Containers {
+		for _, m := range ctr.VolumeMounts {
+			if m.MountPath == workload.APITLSDir {
+				volume = m.Name
+			}
+		}
+	}
+	if volume == "" {
+		return nil, nil
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Name != volume || v.Secret == nil {
+			continue
+		}
+		secret, err := c.clientset.CoreV1().Secrets(pod.Namespace).Get(c.ctx, v.Secret.SecretName, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("read Secret %s: %w", v.Secret.SecretName, err)
+		}
+		return fakecollector.MutualTLS(secret.Data["tls.crt"], secret.Data["tls.key"], secret.Data["ca.crt"])
+	}
+	return nil, fmt.Errorf("volume %s mounted at %s is not a Secret volume", volume, workload.APITLSDir)
 }
 
 func (c *Collectors) stop(uid types.UID) {
