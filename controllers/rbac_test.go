@@ -1,0 +1,291 @@
+package controllers_test
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
+)
+
+// grantedUnsent are the permissions the operator is granted although a reconcile in envtest never sends them,
+// each with the reason it is granted all the same. Every other granted permission must be sent by the spec
+// below: a verb added to the RBAC without a use fails it.
+var grantedUnsent = map[permission]string{
+	{verb: "update", group: "operator.gnmic.dev", resource: "clusters/finalizers"}: "an ownerReference with " +
+		"blockOwnerDeletion needs it where the OwnerReferencesPermissionEnforcement admission plugin runs, which " +
+		"the suite's kube-apiserver does not: rbac_owner_references_test.go proves it on one that does",
+}
+
+var _ = Describe("The operator with only the permissions config/default grants it", Ordered, func() {
+	var (
+		install  *operatorInstall
+		requests *apiRequests
+		metrics  metricsadapter.Options
+		f        *fleet
+	)
+
+	BeforeAll(func() {
+		install = renderOperatorInstall()
+		install.apply()
+		waitForWritePolicies(install)
+		requests = newAPIRequests()
+		registerStaleAPIServices(install.namespace)
+		DeferCleanup(listingInformers())
+
+		metrics = metricsadapter.DefaultOptions()
+		metrics.BindAddress, metrics.Port = "127.0.0.1", freePort("127.0.0.1")
+		metrics.ServiceNamespace = install.namespace
+		metrics.CertDir = GinkgoT().TempDir()
+		metrics.ResyncPeriod = time.Second
+		kubeconfig, stopProxy := startAPIProxy(install.restConfig(requests))
+		metrics.AuthKubeconfig = kubeconfig
+		DeferCleanup(stopProxy) // after the operator has stopped: cleanups run last in, first out
+		op := startOperatorAs(install, requests, metrics)
+		DeferCleanup(op.Stop)
+
+		f = newTLSFleet(2)
+		f.addInput()
+	})
+
+	AfterEach(func() {
+		Expect(requests.refusals()).To(BeEmpty(), "the API server refused the operator")
+	})
+	// refusedNothing, first in an Eventually, stops it at once with the requests the API server refused: the
+	// reason, rather than the state the refusal prevented.
+	refusedNothing := func() {
+		if refused := requests.refusals(); len(refused) > 0 {
+			StopTrying("the API server refused the operator:\n" + strings.Join(refused, "\n")).Now()
+		}
+	}
+
+	It("issues the collector certificates, places targets with credentials and TLS files, and sets readiness gates", func() {
+		f.addTargets(0, 4)
+		f.addTLSProfile("secure", "routers-tls", clientTLSFiles("routers"))
+		f.addTargetWith("secure0", "secure")
+		f.converged(5, 0)
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			g.Expect(f.targetTLSFiles(g)).To(HaveKey("routers-tls__ca.crt"))
+			for o := range f.collectors {
+				g.Expect(f.configured(o).Status).To(Equal(corev1.ConditionTrue), "pod %d", o)
+			}
+			accepted := meta.FindStatusCondition(f.input(g, "bus").Status.Conditions, operatorv1alpha1.ConditionAccepted)
+			g.Expect(accepted).NotTo(BeNil())
+			g.Expect(accepted.Status).To(Equal(metav1.ConditionTrue))
+		}, 20*time.Second).Should(Succeed())
+	})
+
+	It("restores owned objects whose cluster label was removed by hand", func() {
+		owned := []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{},
+			&networkingv1.NetworkPolicy{}}
+		for _, obj := range owned {
+			f.editOwned(obj, func() { delete(obj.GetLabels(), operatorv1alpha1.ClusterLabel) })
+		}
+		targetTLS := client.ObjectKey{Namespace: f.ns, Name: f.name + "-target-tls"}
+		f.editSecret(targetTLS.Name, func(s *corev1.Secret) { delete(s.Labels, operatorv1alpha1.ClusterLabel) })
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			for _, obj := range owned {
+				g.Expect(k8sClient.Get(suiteCtx, f.key(), obj)).To(Succeed())
+				g.Expect(obj.GetLabels()).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name), "%T", obj)
+			}
+			var s corev1.Secret
+			g.Expect(k8sClient.Get(suiteCtx, targetTLS, &s)).To(Succeed())
+			g.Expect(s.Labels).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name), "target TLS Secret")
+		}, 20*time.Second).Should(Succeed())
+		f.converged(5, 0)
+	})
+
+	It("deletes the PodDisruptionBudget at one pod and makes it again at three, one of which refuses its configuration", func() {
+		f.scale(1)
+		f.removePod(1)
+		Eventually(func() bool {
+			refusedNothing()
+			return apierrors.IsNotFound(k8sClient.Get(suiteCtx, f.key(), &policyv1.PodDisruptionBudget{}))
+		}, 20*time.Second).Should(BeTrue())
+		f.converged(5, 0)
+
+		f.scale(3)
+		f.addPod(1)
+		f.addPodWith(2, func(c *fakecollector.Collector) { c.FailApply(http.StatusBadRequest, "refused for the test") })
+		// The same failure reported again is the same Event, counted up by a patch.
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			g.Expect(k8sClient.Get(suiteCtx, f.key(), &policyv1.PodDisruptionBudget{})).To(Succeed())
+			g.Expect(f.configured(2).Status).To(Equal(corev1.ConditionFalse))
+			g.Expect(f.mostRepeatedEvent(controllers.EventPushFailed)).To(BeNumerically(">=", 2))
+		}, 30*time.Second).Should(Succeed())
+		f.collectors[2].ClearApplyFailure()
+		f.converged(5, 0)
+	})
+
+	It("registers the metrics APIs, corrects its own stale registration, reports a foreign one and serves a reader", func() {
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			ca := metricsCA(g, install.namespace, metrics.CertSecret)
+			for _, name := range []string{"v1beta1.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"} {
+				service, caBundle := apiServiceTarget(g, name)
+				g.Expect(service).To(Equal(install.namespace+"/"+metrics.ServiceName), name)
+				g.Expect(caBundle).To(Equal(ca), name)
+			}
+			service, _ := apiServiceTarget(g, foreignMetricsAPI)
+			g.Expect(service).To(Equal("keda/keda-operator-metrics-apiserver"))
+			g.Expect(metricsAPIConflictEvents(g)).NotTo(BeEmpty())
+		}, 30*time.Second).Should(Succeed())
+
+		// A request the metrics API server authenticates (TokenReview) and authorizes (SubjectAccessReview)
+		// with kube-apiserver, as the operator's ServiceAccount.
+		token := metricsReaderToken(f.ns, install)
+		Eventually(func() (string, error) {
+			refusedNothing()
+			return getMetric(metrics, install.namespace, token, "/apis/external.metrics.k8s.io/v1beta1/namespaces/"+f.ns+"/targets_demand")
+		}, 30*time.Second).Should(ContainSubstring(`"metricName":"targets_demand"`))
+	})
+
+	It("deletes the NetworkPolicy of a Cluster that disables it", func() {
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			c := f.cluster()
+			c.Spec.NetworkPolicy.Enabled = ptr.To(false)
+			return k8sClient.Update(suiteCtx, c)
+		})).To(Succeed())
+		Eventually(func() bool {
+			refusedNothing()
+			return apierrors.IsNotFound(k8sClient.Get(suiteCtx, f.key(), &networkingv1.NetworkPolicy{}))
+		}, 20*time.Second).Should(BeTrue())
+	})
+
+	It("forgets a deleted Cluster, in the status of its Targets too", func() {
+		Expect(k8sClient.Delete(suiteCtx, f.cluster())).To(Succeed())
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			var targets operatorv1alpha1.TargetList
+			g.Expect(k8sClient.List(suiteCtx, &targets, client.InNamespace(f.ns))).To(Succeed())
+			for _, t := range targets.Items {
+				g.Expect(t.Status.ClusterStates).NotTo(HaveKey(f.name), "target %s", t.Name)
+			}
+		}, 20*time.Second).Should(Succeed())
+	})
+
+	It("sent every verb it is granted, where it is granted, but those listed with a reason in grantedUnsent", func() {
+		By("waiting for the leader to renew its Lease")
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			var lease coordinationv1.Lease
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: leaderElectionID}, &lease)).To(Succeed())
+			g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
+			g.Expect(lease.Spec.AcquireTime).NotTo(BeNil())
+			g.Expect(lease.Spec.RenewTime.After(lease.Spec.AcquireTime.Time)).To(BeTrue())
+		}, 10*time.Second).Should(Succeed())
+
+		GinkgoWriter.Printf("requests sent, by permission:\n  %s\n", strings.Join(requests.counts(), "\n  "))
+		granted := map[permission]bool{}
+		var unsent []string
+		for _, g := range install.grants() {
+			granted[g.permission] = true
+			if _, listed := grantedUnsent[g.permission]; !listed && !requests.uses(g) {
+				unsent = append(unsent, g.String())
+			}
+		}
+		Expect(unsent).To(BeEmpty(), "granted, never sent: remove them from the RBAC, or list them in grantedUnsent with the reason")
+		for p, reason := range grantedUnsent {
+			Expect(granted).To(HaveKey(p), "grantedUnsent lists %s (%s), which is no longer granted", p, reason)
+			Expect(requests.sends(p)).To(BeFalse(), "grantedUnsent lists %s, which the operator sends: remove it from the list", p)
+		}
+	})
+})
+
+// leaderElectionID is the default of --leader-election-id: config/rbac's leader-election-role names this Lease.
+const leaderElectionID = "gnmic-operator.operator.gnmic.dev"
+
+// startOperatorAs runs the operator as main.go builds it, with leader election and the metrics APIs, connected
+// as the install's ServiceAccount through requests.
+func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics metricsadapter.Options) *operator {
+	mgr, err := ctrl.NewManager(install.restConfig(requests), ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		Cache:                         cache.Options{ByObject: controllers.CacheByObject()},
+		Logger:                        ctrl.Log,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		LeaderElection:                true,
+		LeaderElectionID:              leaderElectionID,
+		LeaderElectionNamespace:       install.namespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).To(Succeed())
+	return runOperator(mgr, &controllers.ClusterReconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Scheme:            scheme,
+		Recorder:          mgr.GetEventRecorderFor("gnmic-operator"),
+		Dialer:            &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		PollInterval:      2 * time.Second,
+		OperatorNamespace: install.namespace,
+	})
+}
+
+// addInput makes an Input the fleet's pipeline forwards, so that the operator reports its acceptance.
+func (f *fleet) addInput() {
+	Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.Input{ObjectMeta: metav1.ObjectMeta{Name: "bus", Namespace: f.ns},
+		Spec: operatorv1alpha1.InputSpec{Type: "nats", Config: map[string]apiextensionsv1.JSON{"address": {Raw: []byte(`"nats.example:4222"`)}}}})).To(Succeed())
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := f.pipeline(Default, "all")
+		p.Spec.Inputs = &operatorv1alpha1.InputSelection{InputRefs: []string{"bus"}}
+		return k8sClient.Update(suiteCtx, p)
+	})).To(Succeed())
+}
+
+func (f *fleet) input(g Gomega, name string) *operatorv1alpha1.Input {
+	var in operatorv1alpha1.Input
+	g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &in)).To(Succeed())
+	return &in
+}
+
+// editSecret changes the fleet's Secret as a user would.
+func (f *fleet) editSecret(name string, change func(*corev1.Secret)) {
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &corev1.Secret{}
+		if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, s); err != nil {
+			return err
+		}
+		change(s)
+		return k8sClient.Update(suiteCtx, s)
+	})).To(Succeed())
+}
+
+// mostRepeatedEvent is how often the most repeated of the Cluster's Events of the reason was reported.
+func (f *fleet) mostRepeatedEvent(reason string) int32 {
+	var list corev1.EventList
+	Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
+	var n int32
+	for _, e := range list.Items {
+		if e.Reason == reason && e.InvolvedObject.Name == f.name {
+			n = max(n, e.Count)
+		}
+	}
+	return n
+}
