@@ -49,7 +49,15 @@ var _ = Describe("Collector pod readiness gate", func() {
 
 		f.connected(5)
 		Expect(op.writes.podStatusIn(f.ns)).To(Equal(int64(2)), "one write per pod, when it was first configured")
-		writes := op.writes.in(f.ns)
+		// The Cluster's status catches up a reconcile after the Targets' (its ConfigApplied condition turns
+		// True once the collectors' holdings are seen converged): count from when a second passes without a write.
+		writes := int64(-1)
+		Eventually(func() bool {
+			n := op.writes.in(f.ns)
+			settled := n == writes
+			writes = n
+			return settled
+		}).WithPolling(time.Second).WithTimeout(15*time.Second).Should(BeTrue(), "the fleet settles")
 		Consistently(func() int64 { return op.writes.in(f.ns) }, 5*time.Second, 250*time.Millisecond).Should(Equal(writes),
 			"an unchanged fleet costs no write, through at least two collector polls")
 	})

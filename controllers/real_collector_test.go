@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -306,13 +307,17 @@ var _ = Describe("Cluster reconciler, when a pod terminates with its collector s
 		// A finalizer stands in for the pod's termination grace period: deleted, it stays, and its collector
 		// keeps running its targets.
 		const finalizer = "test.gnmic.dev/terminating"
-		pod := f.pod(1)
-		pod.Finalizers = append(pod.Finalizers, finalizer)
-		Expect(k8sClient.Update(suiteCtx, pod)).To(Succeed())
+		// The operator patches the pod's readiness gate meanwhile: a conflict means read again and retry.
+		setFinalizers := func(finalizers []string) error {
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				p := f.pod(1)
+				p.Finalizers = finalizers
+				return k8sClient.Update(suiteCtx, p)
+			})
+		}
+		Expect(setFinalizers(append(f.pod(1).Finalizers, finalizer))).To(Succeed())
 		DeferCleanup(func() {
-			p := f.pod(1)
-			p.Finalizers = nil
-			Expect(k8sClient.Update(suiteCtx, p)).To(Succeed())
+			Expect(setFinalizers(nil)).To(Succeed())
 		})
 		Expect(k8sClient.Delete(suiteCtx, f.pod(1))).To(Succeed())
 		Eventually(func() bool { return f.pod(1).DeletionTimestamp != nil }, 5*time.Second).Should(BeTrue())
