@@ -154,7 +154,7 @@ PROFILE_TARGETS ?= 5000
 profile-reconcile: control-plane ## Profile reconciles of a steady Cluster of PROFILE_TARGETS targets (envtest); prints the top entries.
 	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" PROFILE_TARGETS=$(PROFILE_TARGETS) \
 		PROFILE_OUT=$(CURDIR)/bin/reconcile-$(PROFILE_TARGETS).pprof GOTOOLCHAIN=local \
-		go test ./controllers/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.focus='Profile of a steady'
+		go test ./controllers/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.timeout=60m -ginkgo.focus='Profile of a steady'
 	GOTOOLCHAIN=local go tool pprof -top -cum -nodecount=40 bin/reconcile-$(PROFILE_TARGETS).pprof 2>/dev/null | head -32
 
 # Not part of test-e2e (build tag scale): the figures of docs/fleet.md's bulk-arrival table.
@@ -170,4 +170,4 @@ SOAK_DURATION ?= 1h
 .PHONY: soak
 soak: control-plane ## An hour (SOAK_DURATION) of target churn, flapping devices and collector restarts with TLS on; heap and goroutines must stay flat.
 	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" SOAK_DURATION=$(SOAK_DURATION) GOTOOLCHAIN=local \
-		go test ./controllers/ -count=1 -timeout 3h -v -ginkgo.v -ginkgo.focus='Soak:'
+		go test ./controllers/ -count=1 -timeout 3h -v -ginkgo.v -ginkgo.timeout=3h -ginkgo.focus='Soak:'
