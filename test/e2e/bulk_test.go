@@ -12,9 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 )
 
@@ -65,19 +63,8 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		}).WithTimeout(10 * time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 		collected := time.Since(lastCreate)
 
-		Eventually(func(g Gomega) {
-			var list operatorv1alpha1.TargetList
-			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(fleet.Namespace))).To(Succeed())
-			g.Expect(list.Items).To(HaveLen(targets))
-			notYet := 0
-			for _, t := range list.Items {
-				st := t.Status.ClusterStates[fleet.Cluster]
-				if st.State != operatorv1alpha1.TargetAssigned || !st.Collecting {
-					notYet++
-				}
-			}
-			g.Expect(notYet).To(BeZero(), "Targets not yet Assigned and collecting in their status")
-		}).WithTimeout(10 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		Eventually(func(g Gomega) { everyStatusAssignedAndCollecting(g, fleet, targets) }).
+			WithTimeout(10 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		statusDone := time.Since(lastCreate)
 		cpu := operatorCPU() - cpuBefore
 		figures := tracker.Stop()

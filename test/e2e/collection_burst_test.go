@@ -68,19 +68,8 @@ var _ = Describe("Collection burst: 1,000 targets at once onto 2 pods", Ordered,
 		}).WithTimeout(2 * time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 		collected = time.Since(start)
 
-		Eventually(func(g Gomega) {
-			var list operatorv1alpha1.TargetList
-			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(fleet.Namespace))).To(Succeed())
-			g.Expect(list.Items).To(HaveLen(targets))
-			notYet := 0
-			for _, t := range list.Items {
-				st := t.Status.ClusterStates[fleet.Cluster]
-				if st.State != operatorv1alpha1.TargetAssigned || !st.Collecting {
-					notYet++
-				}
-			}
-			g.Expect(notYet).To(BeZero(), "Targets not yet Assigned and collecting in their status")
-		}).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		Eventually(func(g Gomega) { everyStatusAssignedAndCollecting(g, fleet, targets) }).
+			WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		statusDone := time.Since(start)
 		figures := tracker.Stop()
 
@@ -115,6 +104,22 @@ var _ = Describe("Collection burst: 1,000 targets at once onto 2 pods", Ordered,
 		Expect(figures.MaxDuplicated).To(BeZero(), "a target was on two collectors")
 	})
 })
+
+// everyStatusAssignedAndCollecting checks that the fleet has n Targets and that every one's status says
+// Assigned and collecting.
+func everyStatusAssignedAndCollecting(g Gomega, fleet harness.Fleet, n int) {
+	var list operatorv1alpha1.TargetList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(fleet.Namespace))).To(Succeed())
+	g.Expect(list.Items).To(HaveLen(n))
+	notYet := 0
+	for _, t := range list.Items {
+		st := t.Status.ClusterStates[fleet.Cluster]
+		if st.State != operatorv1alpha1.TargetAssigned || !st.Collecting {
+			notYet++
+		}
+	}
+	g.Expect(notYet).To(BeZero(), "Targets not yet Assigned and collecting in their status")
+}
 
 // createConcurrently creates the fleet's Targets 0..n-1 as fast as the API server takes them: several
 // writers on a client without client-side rate limit. created is called with each Target's name once the
