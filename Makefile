@@ -75,9 +75,16 @@ control-plane: ## Provide kube-apiserver, etcd, kube-controller-manager, kube-sc
 build: manifests generate fmt vet ## Build the operator binary.
 	go build -o bin/manager .
 
+# The operator's namespace for `make run`: the metrics API keeps its certificate Secret there.
+RUN_NAMESPACE ?= gnmic-operator-system
+KUBECTL ?= kubectl
+
 .PHONY: run
-run: manifests generate fmt vet ## Run the operator against the cluster of the current kubeconfig.
-	go run . --leader-elect=false
+run: manifests generate fmt vet ## Run the operator on this machine against the cluster of the current kubeconfig (after make install).
+	@# The metrics API serves on this machine, so no APIService may point the cluster at it: a process
+	@# outside the cluster is unreachable for the aggregation layer and would break discovery.
+	$(KUBECTL) get namespace $(RUN_NAMESPACE) >/dev/null 2>&1 || $(KUBECTL) create namespace $(RUN_NAMESPACE)
+	POD_NAMESPACE=$(RUN_NAMESPACE) go run . --leader-elect=false --metrics-api-manage-apiservices=false
 
 .PHONY: docker-build
 docker-build: ## Build the operator image (needs a Docker engine).
@@ -95,20 +102,20 @@ endif
 
 .PHONY: install
 install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig.
-	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
 uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-found=true ignores missing ones.
-	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
 deploy: manifests kustomize ## Deploy the operator (image IMG) to the cluster of the current kubeconfig.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator from the cluster. ignore-not-found=true ignores missing ones.
-	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 include hack/e2e.mk
 

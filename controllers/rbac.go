@@ -40,3 +40,6 @@ package controllers
 // by name. Its markers live here: controller-gen cannot load that package's dependencies.
 // +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=create
 // +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,resourceNames=v1beta1.custom.metrics.k8s.io;v1beta2.custom.metrics.k8s.io;v1beta1.external.metrics.k8s.io,verbs=get;update
+// The APIServices are owned by the install's ClusterRoleBindings of the operator's ServiceAccount, so that
+// uninstalling removes them (metricsadapter/install_owner.go); finding those bindings needs a list.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=list

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -58,6 +59,11 @@ type apiServiceRegistrar struct {
 	period   time.Duration
 	// caBundle returns the PEM CA that signed the serving certificate, nil while there is none yet.
 	caBundle func(ctx context.Context) ([]byte, error)
+	// owners finds the objects of the install that own the APIServices (see install_owner.go).
+	owners *installOwners
+
+	// ownerless is set once the operator was found running as a user that is not a ServiceAccount.
+	ownerless bool
 
 	mu        sync.Mutex
 	conflicts map[string]string
@@ -94,9 +100,18 @@ func (r *apiServiceRegistrar) registerAll(ctx context.Context) error {
 	if len(ca) == 0 {
 		return fmt.Errorf("no CA bundle yet in the certificate secret")
 	}
+	owners, err := r.owners.find(ctx)
+	if err != nil {
+		return fmt.Errorf("find the install's objects that own the APIServices: %w", err)
+	}
+	if owners == nil && !r.ownerless {
+		r.ownerless = true
+		log.FromContext(ctx).Info("the operator does not run as a ServiceAccount: its APIServices get no owner and " +
+			"stay when it stops; delete them by hand or run with --metrics-api-manage-apiservices=false")
+	}
 	var errs []error
 	for _, v := range r.versions {
-		if err := r.register(ctx, v, ca); err != nil {
+		if err := r.register(ctx, v, ca, owners); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -106,9 +121,10 @@ func (r *apiServiceRegistrar) registerAll(ctx context.Context) error {
 	return nil
 }
 
-// register creates or updates one APIService, unless another component owns it.
-func (r *apiServiceRegistrar) register(ctx context.Context, v apiServiceVersion, ca []byte) error {
+// register creates or updates one APIService, owned by owners, unless another component owns it.
+func (r *apiServiceRegistrar) register(ctx context.Context, v apiServiceVersion, ca []byte, owners []metav1.OwnerReference) error {
 	desired := r.desired(v, ca)
+	desired.SetOwnerReferences(owners)
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(apiServiceGVK)
 	err := r.reader.Get(ctx, types.NamespacedName{Name: v.name()}, current)
@@ -132,7 +148,7 @@ func (r *apiServiceRegistrar) register(ctx context.Context, v apiServiceVersion,
 	r.owned(ctx, v.name())
 	currentSpec, _, _ := unstructured.NestedMap(current.Object, "spec")
 	desiredSpec, _, _ := unstructured.NestedMap(desired.Object, "spec")
-	if fmt.Sprint(currentSpec) == fmt.Sprint(desiredSpec) {
+	if fmt.Sprint(currentSpec) == fmt.Sprint(desiredSpec) && sameOwners(current.GetOwnerReferences(), owners) {
 		return nil
 	}
 	desired.SetResourceVersion(current.GetResourceVersion())

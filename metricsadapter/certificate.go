@@ -69,7 +69,13 @@ func ensureCertSecret(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		},
 		Type: corev1.SecretTypeOpaque,
 	}
-	if err := mgr.GetClient().Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := mgr.GetClient().Create(ctx, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("create metrics API certificate secret %s: namespace %s does not exist: create it, "+
+			"or name the operator's namespace with POD_NAMESPACE or --metrics-api-service-namespace: %w",
+			key, key.Namespace, err)
+	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create metrics API certificate secret %s: %w", key, err)
 	}
 	return nil

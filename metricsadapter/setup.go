@@ -73,6 +73,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			port:     int32(opts.ServicePort),
 			period:   opts.ResyncPeriod,
 			caBundle: caBundle,
+			owners:   &installOwners{reader: mgr.GetAPIReader(), writer: mgr.GetClient()},
 		}
 		if err := mgr.Add(registrar); err != nil {
 			return fmt.Errorf("add metrics APIService registrar: %w", err)

@@ -49,6 +49,8 @@ type Options struct {
 	HPASyncPeriod time.Duration
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
+	// WithoutCRDs leaves the operator's CRDs out: a fresh cluster, as `make install` finds it.
+	WithoutCRDs bool
 }
 
 // ControlPlane is a running local Kubernetes control plane.
@@ -143,8 +145,10 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	opts.Log("kube-apiserver ready on %s after %s", server, time.Since(started).Round(100*time.Millisecond))
 	// CRDs before the controllers: kube-controller-manager's autoscaler then finds the Cluster kind in its
 	// first discovery instead of reporting "no matches for kind" until its next refresh.
-	if err := cp.Install(ctx); err != nil {
-		return cp, err
+	if !opts.WithoutCRDs {
+		if err := cp.Install(ctx); err != nil {
+			return cp, err
+		}
 	}
 	if err := cp.startControllers(opts, kcmPort, schedPort, kwokPort); err != nil {
 		return cp, err
