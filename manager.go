@@ -66,6 +66,16 @@ func run(ctx context.Context, o options) error {
 		RepairAfter:             o.collectorRepairAfter,
 		CollectorSilence:        o.collectorSilence,
 	}
+	if o.sharding {
+		sharding, err := newSharding(mgr, o)
+		if err != nil {
+			return err
+		}
+		reconciler.Sharding = sharding
+		reconciler.Dialer = &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(),
+			UserAgent: controllers.ShardUserAgent(sharding.Identity)}
+		log.Info("sharding: this replica reconciles its share of the Clusters", "member", sharding.Identity)
+	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)
 	}
@@ -105,7 +115,7 @@ func managerOptions(o options) ctrl.Options {
 		Scheme:                        newScheme(),
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
+		LeaderElection:                o.leaderElect && !o.sharding, // sharding shares the Clusters instead
 		LeaderElectionID:              o.leaderElectionID,
 		LeaderElectionNamespace:       o.leaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,

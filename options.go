@@ -34,6 +34,8 @@ type options struct {
 	handoverDropTimeout   time.Duration
 	collectorRepairAfter  time.Duration
 	collectorSilence      time.Duration
+	sharding              bool
+	shardLeaseDuration    time.Duration
 	metricsAPI            metricsadapter.Options
 }
 
@@ -58,6 +60,7 @@ func defaultOptions() options {
 		handoverDropTimeout:   controllers.DefaultDropTimeout,
 		collectorRepairAfter:  controllers.DefaultRepairAfter,
 		collectorSilence:      controllers.DefaultCollectorSilence,
+		shardLeaseDuration:    15 * time.Second,
 		metricsAPI:            metricsadapter.DefaultOptions(),
 	}
 }
@@ -105,6 +108,12 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.collectorSilence, "collector-unreachable-timeout", o.collectorSilence,
 		"How long a collector whose pod looks ready may fail to answer before its pod counts as unavailable and "+
 			"its grace period runs (from the first unanswered request).")
+	fs.BoolVar(&o.sharding, "sharding", o.sharding,
+		"Share the Clusters among every replica of the operator (docs/sharding.md) instead of electing one leader that "+
+			"reconciles them all. Replaces --leader-elect.")
+	fs.DurationVar(&o.shardLeaseDuration, "shard-lease-duration", o.shardLeaseDuration,
+		"With --sharding: how long a replica's member Lease lasts without renewal; a replica that stops renewing "+
+			"loses its Clusters after it. Renewed every third of it.")
 	o.metricsAPI.BindFlags(fs)
 }
 
@@ -116,6 +125,9 @@ func (o *options) validate() error {
 	}
 	if o.handoverDropTimeout <= 0 || o.collectorRepairAfter <= 0 || o.collectorSilence <= 0 {
 		return fmt.Errorf("--handover-drop-timeout, --collector-repair-after and --collector-unreachable-timeout must be positive")
+	}
+	if o.sharding && o.shardLeaseDuration < 3*time.Second {
+		return fmt.Errorf("--shard-lease-duration=%s: must be at least 3s (it is renewed every third of it)", o.shardLeaseDuration)
 	}
 	return nil
 }

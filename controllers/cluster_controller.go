@@ -71,6 +71,10 @@ type ClusterReconciler struct {
 	// nodesMissing is since when each Node that collector pods name was first seen missing, shared by every
 	// Cluster with pods on it; an entry goes when the Node is seen again.
 	nodesMissing sync.Map
+
+	// Sharding, when set, makes this replica reconcile only the Clusters the operator's members assign it
+	// (cluster_shard.go, shard_membership.go); nil reconciles every Cluster (under leader election).
+	Sharding *Sharding
 }
 
 // Reconcile is one pass over a Cluster: observe, place, read what the collectors run, push each one handover
@@ -100,6 +104,11 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !cluster.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	turn, err := r.takeShardTurn(ctx, &cluster)
+	if err != nil || !turn.proceed {
+		return turn.result, err
+	}
+	defer turn.done()
 
 	world, err := r.observe(ctx, &cluster)
 	if err != nil {
@@ -113,7 +122,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	asked := append(append([]int(nil), reachable...), world.silentPods()...)
 	runtimes := r.readCollectors(ctx, &cluster, world, asked)
 	r.recordSilence(req.NamespacedName, world, asked, runtimes)
-	pushed := r.push(ctx, &cluster, world, plan, runtimes, reachable)
+	pushCtx, endPushes, mayPush := r.pushFence(ctx, &cluster, turn)
+	if !mayPush {
+		return ctrl.Result{RequeueAfter: shardWait}, nil
+	}
+	defer endPushes()
+	pushed := r.push(pushCtx, &cluster, world, plan, runtimes, reachable)
 	r.rereadPushed(ctx, &cluster, world, runtimes, pushed)
 	pushed.countRunning(plan, runtimes)
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
@@ -121,7 +135,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// (as is every earlier return); until then the pod keeps the gate it had.
 	gateErr := r.reportPodsConfigured(ctx, req.NamespacedName, plan, pushed)
 	r.followCollectors(ctx, &cluster, world, reachable)
-	nextRestart := r.restartFailedTargets(ctx, &cluster, world, runtimes, pushed)
+	nextRestart := r.restartFailedTargets(pushCtx, &cluster, world, runtimes, pushed)
 	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
 	if err != nil {
 		return conflictIsRetry(ctx, err)

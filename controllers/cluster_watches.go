@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +45,16 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("add collector event streams: %w", err)
 	}
 	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	options := controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}
+	shardWakes := make(<-chan event.GenericEvent)
+	if r.Sharding != nil {
+		// Sharded, every replica reconciles its share: none waits for leader election.
+		options.NeedLeaderElection = ptr.To(false)
+		shardWakes = r.Sharding.Wakes()
+		if err := mgr.Add(r.Sharding); err != nil {
+			return fmt.Errorf("add operator sharding: %w", err)
+		}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&operatorv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
@@ -61,7 +72,8 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&operatorv1alpha1.TargetProfile{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfProfile), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret)).
 		WatchesRawSource(source.Channel(r.streams.wake, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		WatchesRawSource(source.Channel(shardWakes, &handler.EnqueueRequestForObject{})).
+		WithOptions(options).
 		Named("cluster").
 		Complete(r)
 }

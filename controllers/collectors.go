@@ -36,6 +36,9 @@ type PodIPDialer struct {
 	// IdleTransportTimeout is how long the TLS transport of a pod the operator stopped calling (scaled away,
 	// deleted, or of a deleted Cluster) is kept; zero means DefaultIdleTransportTimeout.
 	IdleTransportTimeout time.Duration
+	// UserAgent names the operator in every request; empty means gnmic.DefaultUserAgent. A sharded operator
+	// names its replica (ShardUserAgent), so that a collector's request log says which replica pushed.
+	UserAgent string
 
 	transports podTransports
 }
@@ -85,7 +88,7 @@ func (d *PodIPDialer) client(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod,
 		unbounded.Timeout = 0
 		httpClient = &unbounded
 	}
-	c, err := gnmic.NewClient(base, httpClient)
+	c, err := gnmic.NewClient(base, httpClient, gnmic.WithUserAgent(d.UserAgent))
 	if err != nil {
 		return nil, fmt.Errorf("collector client for pod %s: %w", pod.Name, err)
 	}

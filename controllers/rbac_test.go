@@ -34,6 +34,12 @@ import (
 // each with the reason it is granted all the same. Every other granted permission must be sent by the spec
 // below: a verb added to the RBAC without a use fails it.
 var grantedUnsent = map[permission]string{
+	// shard-member-role: the member Leases of a sharded operator (--sharding), which this spec's leader-elected
+	// operator does not run (its get, update and create of its own Lease fall under the same grant);
+	// sharding_test.go runs sharded members as the ServiceAccount and checks they send every one.
+	{verb: "list", group: "coordination.k8s.io", resource: "leases"}:   "used with --sharding only",
+	{verb: "watch", group: "coordination.k8s.io", resource: "leases"}:  "used with --sharding only",
+	{verb: "delete", group: "coordination.k8s.io", resource: "leases"}: "used with --sharding only",
 	{verb: "update", group: "operator.gnmic.dev", resource: "clusters/finalizers"}: "an ownerReference with " +
 		"blockOwnerDeletion needs it where the OwnerReferencesPermissionEnforcement admission plugin runs, which " +
 		"the suite's kube-apiserver does not: rbac_owner_references_test.go proves it on one that does",

@@ -91,6 +91,14 @@ var _ = Describe("Cluster reconciler, when a pod or every pod refuses its config
 		f := newFleet(2, nil, "1s")
 		f.addTargets(0, 6)
 		held := f.converged(6, 0)
+		// Collectors hold their targets (converged) a moment before the operator reads that back and turns the
+		// readiness gates True; a pod refusing before its gate was ever True stays unready, which is right, and
+		// not what this spec is about.
+		Eventually(func(g Gomega) {
+			for o := range f.collectors {
+				g.Expect(f.configured(o).Status).To(Equal(corev1.ConditionTrue), "pod %d", o)
+			}
+		}, 15*time.Second).Should(Succeed())
 		Eventually(func(g Gomega) {
 			accepted := meta.FindStatusCondition(f.output(g, "file").Status.Conditions, operatorv1alpha1.ConditionAccepted)
 			g.Expect(accepted).NotTo(BeNil())

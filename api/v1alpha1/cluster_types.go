@@ -236,6 +236,25 @@ type PodDisruptionBudgetSpec struct {
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
+// ClusterShard is the ownership of a Cluster by one replica of a sharded operator (docs/sharding.md).
+type ClusterShard struct {
+	// Owner is the identity of the operator replica that reconciles the Cluster: its pod name and a nonce
+	// chosen when its process started.
+	// +optional
+	Owner string `json:"owner,omitempty"`
+	// Generation counts takeovers. A replica pushes to the Cluster's collectors only at the generation at
+	// which it took the Cluster over; the next owner's takeover increments it.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// Drained is true once the owner, asked to let the Cluster go, finished its reconcile in flight and
+	// closed its collector streams: the next owner may take over.
+	// +optional
+	Drained bool `json:"drained,omitempty"`
+	// Since is when the owner took the Cluster over.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+}
+
 // ClusterStatus is the observed state of a Cluster.
 type ClusterStatus struct {
 	// ObservedGeneration is the .metadata.generation this status describes.
@@ -328,6 +347,13 @@ type ClusterStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Summary",xDescriptors="urn:alm:descriptor:text"
 	Summary string `json:"summary,omitempty"`
+
+	// Shard says which operator replica reconciles this Cluster when the operator runs sharded (--sharding):
+	// the replica, the ownership generation that fences a replica which lost the Cluster, and whether the
+	// owner let it go. Absent when the operator is not sharded.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Operator Replica"
+	Shard *ClusterShard `json:"shard,omitempty"`
 }
 
 // Collector pod states in Cluster status.podStatuses.
@@ -392,6 +418,7 @@ type CollectorStatus struct {
 // +kubebuilder:printcolumn:name="Inputs",type=integer,JSONPath=`.status.inputsCount`
 // +kubebuilder:printcolumn:name="Outputs",type=integer,JSONPath=`.status.outputsCount`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.status.shard.owner`,priority=1
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -17,6 +17,7 @@ type Client struct {
 	base      string
 	http      *http.Client
 	gzipApply bool
+	userAgent string
 }
 
 // ClientOption configures a Client.
@@ -26,6 +27,15 @@ type ClientOption func(*Client)
 // collector accepts; worth it for pods with thousands of targets.
 func WithGzipApply() ClientOption {
 	return func(c *Client) { c.gzipApply = true }
+}
+
+// DefaultUserAgent is the User-Agent of every request unless WithUserAgent says otherwise.
+const DefaultUserAgent = "gnmic-operator"
+
+// WithUserAgent names the sender in every request's User-Agent, for example the operator replica of a
+// sharded operator, so that a collector's request log says who pushed what.
+func WithUserAgent(ua string) ClientOption {
+	return func(c *Client) { c.userAgent = ua }
 }
 
 // NewClient returns a client for the collector at baseURL, such as
@@ -76,7 +86,11 @@ func (c *Client) do(ctx context.Context, method, path string, header http.Header
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("User-Agent", "gnmic-operator")
+	ua := c.userAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	req.Header.Set("User-Agent", ua)
 	return c.http.Do(req)
 }
 

@@ -75,6 +75,17 @@ func loadOperatorInstall(which OperatorManifests) (*operatorInstall, error) {
 func (in *operatorInstall) addArgs(args ...string) error {
 	c := &in.deployment.Spec.Template.Spec.Containers[0]
 	c.Args = append(c.Args, args...)
+	return in.storeDeployment()
+}
+
+// setReplicas changes the Deployment's replica count.
+func (in *operatorInstall) setReplicas(replicas int32) error {
+	in.deployment.Spec.Replicas = &replicas
+	return in.storeDeployment()
+}
+
+// storeDeployment writes the changed Deployment back into the install's objects.
+func (in *operatorInstall) storeDeployment() error {
 	updated, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in.deployment)
 	if err != nil {
 		return fmt.Errorf("encode Deployment: %w", err)

@@ -42,6 +42,11 @@ type OperatorOptions struct {
 	// user's kustomize overlay would (default 10s; a negative value leaves the manifests' arguments as
 	// they are).
 	CollectorPollInterval time.Duration
+	// Args are added to the operator container's arguments, the way a kustomize overlay would (for example
+	// --sharding).
+	Args []string
+	// Replicas, when positive, replaces the Deployment's replica count.
+	Replicas int32
 }
 
 // operatorRun is the installed operator and the emulator running its pods.
@@ -94,6 +99,16 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, opts OperatorOptions)
 	}
 	if opts.CollectorPollInterval > 0 {
 		if err := install.addArgs("--collector-poll-interval=" + opts.CollectorPollInterval.String()); err != nil {
+			return err
+		}
+	}
+	if len(opts.Args) > 0 {
+		if err := install.addArgs(opts.Args...); err != nil {
+			return err
+		}
+	}
+	if opts.Replicas > 0 {
+		if err := install.setReplicas(opts.Replicas); err != nil {
 			return err
 		}
 	}

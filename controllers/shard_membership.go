@@ -1,0 +1,480 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/shard"
+)
+
+// Labels and annotations of the member Leases of a sharded operator (docs/sharding.md).
+const (
+	// ShardMemberLabel marks the Lease of one operator replica.
+	ShardMemberLabel = "operator.gnmic.dev/shard-member"
+	// shardLeavingAnnotation is set by a replica that shuts down: it drains and takes nothing new.
+	shardLeavingAnnotation = "operator.gnmic.dev/leaving"
+	// shardDeadAnnotation is set by a replica that released its Lease, or by another replica, with a
+	// conditional update, once the Lease expired. A dead Lease is never renewed again.
+	shardDeadAnnotation = "operator.gnmic.dev/dead"
+)
+
+// Sharding makes the replicas of the operator share the Clusters: each replica renews one Lease, every
+// replica assigns the Clusters over the live Leases with internal/shard, and the Cluster reconciler reconciles
+// only what internal/shard.Decide lets it (cluster_shard.go). It is a manager runnable on every replica.
+type Sharding struct {
+	// Leases reads and writes the member Leases; Clusters reads Clusters (the manager's cache).
+	Leases   kubernetes.Interface
+	Clusters client.Reader
+	// Namespace holds the member Leases: the operator's namespace.
+	Namespace string
+	// Identity is this process's member name: its pod name and a nonce, unique per process lifetime.
+	Identity string
+	// LeaseDuration is how long a Lease stays valid after its renewal; renewals come every third of it.
+	LeaseDuration time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	wakes chan event.GenericEvent
+
+	mu       sync.Mutex
+	self     shard.Lease
+	selfRV   string
+	leases   map[string]observedLease // by holder, this replica's own excepted
+	desired  map[string]string        // Cluster key → member Assign gives it to
+	stopping bool
+	inflight sync.WaitGroup
+	kick     chan struct{} // asks for a round before the next tick
+}
+
+// observedLease is another member's Lease as this replica saw it: RenewTime is when, on this replica's
+// clock, it saw the Lease change last (client-go's observedTime), never the time written in it.
+type observedLease struct {
+	lease   shard.Lease
+	name    string
+	rv      string
+	written string // the renewTime and annotations last seen, to notice a renewal
+}
+
+// ShardUserAgent is the User-Agent of a sharded replica's requests to collectors.
+func ShardUserAgent(identity string) string { return "gnmic-operator (member " + identity + ")" }
+
+// NewShardMemberIdentity is a member name for this process: the pod name and a nonce from the start time.
+func NewShardMemberIdentity(pod string) string {
+	return fmt.Sprintf("%s-%s", pod, strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36))
+}
+
+func (s *Sharding) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// init prepares the channels before either the manager or the reconciler uses them.
+func (s *Sharding) init() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wakes == nil {
+		s.wakes = make(chan event.GenericEvent, 1024)
+		s.kick = make(chan struct{}, 1)
+		s.leases = map[string]observedLease{}
+		s.desired = map[string]string{}
+	}
+}
+
+// Wakes are the Clusters whose decision may have changed: the Cluster controller watches them.
+func (s *Sharding) Wakes() <-chan event.GenericEvent {
+	s.init()
+	return s.wakes
+}
+
+// NeedLeaderElection is false: every replica is a member.
+func (s *Sharding) NeedLeaderElection() bool { return false }
+
+func (s *Sharding) renewPeriod() time.Duration { return s.LeaseDuration / 3 }
+
+// Start joins the membership, renews the Lease, watches the others' and reassigns the Clusters every renewal
+// period, until ctx ends: then it stops taking reconciles, waits for those in flight and releases its Lease so
+// that the others take its Clusters over at once. It returns an error, which stops the process, when it finds
+// its own Lease marked dead (it was paused or cut off for longer than the Lease duration).
+func (s *Sharding) Start(ctx context.Context) error {
+	s.init()
+	logger := log.FromContext(ctx).WithName("sharding").WithValues("member", s.Identity)
+	ctx = log.IntoContext(ctx, logger)
+	if err := s.join(ctx); err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(s.Leases, 0, informers.WithNamespace(s.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = ShardMemberLabel + "=true" }))
+	informer := factory.Coordination().V1().Leases().Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.observe(obj) },
+		UpdateFunc: func(_, obj any) { s.observe(obj) },
+		DeleteFunc: func(obj any) { s.forgetLease(obj) },
+	}); err != nil {
+		return fmt.Errorf("watch member leases: %w", err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	logger.Info("joined the operator's members", "leaseDuration", s.LeaseDuration)
+
+	ticker := time.NewTicker(s.renewPeriod())
+	defer ticker.Stop()
+	for {
+		s.reassign(ctx)
+		select {
+		case <-ctx.Done():
+			s.leave(logger)
+			factory.Shutdown()
+			return nil
+		case <-s.kick:
+			continue
+		case <-ticker.C:
+		}
+		if err := s.renew(ctx); err != nil {
+			return err
+		}
+		s.markExpiredDead(ctx)
+		s.deleteAbandonedLeases(ctx)
+	}
+}
+
+// join creates this process's Lease; its identity is new, so none exists.
+func (s *Sharding) join(ctx context.Context) error {
+	sent := s.now()
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: s.Identity, Namespace: s.Namespace,
+			Labels: map[string]string{ShardMemberLabel: "true", "app.kubernetes.io/name": "gnmic-operator"},
+		},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(s.Identity),
+			LeaseDurationSeconds: ptr.To(int32(s.LeaseDuration / time.Second)),
+			AcquireTime:          &metav1.MicroTime{Time: sent},
+			RenewTime:            &metav1.MicroTime{Time: sent},
+		},
+	}
+	created, err := s.Leases.CoordinationV1().Leases(s.Namespace).Create(ctx, lease, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create member lease %s/%s: %w", s.Namespace, s.Identity, err)
+	}
+	s.mu.Lock()
+	s.self = shard.Lease{Holder: s.Identity, RenewTime: sent, Duration: s.LeaseDuration}
+	s.selfRV = created.ResourceVersion
+	s.mu.Unlock()
+	return nil
+}
+
+// renew extends this process's Lease. The renewal counts from when it was sent, so that a slow answer only
+// shortens this replica's own view of its Lease. A Lease marked dead means the others took its Clusters: the
+// process must end and come back under a new identity.
+func (s *Sharding) renew(ctx context.Context) error {
+	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
+	current, err := leases.Get(ctx, s.Identity, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		log.FromContext(ctx).Error(err, "read own member lease; will retry")
+		return nil
+	}
+	// A Lease deleted is one marked dead whose Clusters were all taken over since.
+	if apierrors.IsNotFound(err) || current.Annotations[shardDeadAnnotation] == "true" {
+		return fmt.Errorf("member lease %s/%s was marked dead by another replica: this replica was paused or "+
+			"cut off for longer than %s and its Clusters were taken over; restarting under a new identity",
+			s.Namespace, s.Identity, s.LeaseDuration)
+	}
+	sent := s.now()
+	current.Spec.RenewTime = &metav1.MicroTime{Time: sent}
+	updated, err := leases.Update(ctx, current, metav1.UpdateOptions{})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "renew own member lease; will retry")
+		return nil
+	}
+	s.mu.Lock()
+	s.self.RenewTime = sent
+	s.selfRV = updated.ResourceVersion
+	s.mu.Unlock()
+	return nil
+}
+
+// observe records another member's Lease, with the time this replica saw it change.
+func (s *Sharding) observe(obj any) {
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == s.Identity {
+		return
+	}
+	written := fmt.Sprint(l.Spec.RenewTime, l.Annotations[shardLeavingAnnotation], l.Annotations[shardDeadAnnotation])
+	duration := s.LeaseDuration
+	if l.Spec.LeaseDurationSeconds != nil {
+		duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	holder := *l.Spec.HolderIdentity
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was, known := s.leases[holder]
+	seen := was.lease.RenewTime
+	if !known || was.written != written {
+		seen = s.now()
+	}
+	s.leases[holder] = observedLease{
+		lease: shard.Lease{Holder: holder, RenewTime: seen, Duration: duration,
+			Leaving: l.Annotations[shardLeavingAnnotation] == "true", Dead: l.Annotations[shardDeadAnnotation] == "true"},
+		name: l.Name, rv: l.ResourceVersion, written: written,
+	}
+}
+
+func (s *Sharding) forgetLease(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok || l.Spec.HolderIdentity == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.leases, *l.Spec.HolderIdentity)
+}
+
+// allLeases are every member's Lease as this replica knows them, its own included.
+func (s *Sharding) allLeases() []shard.Lease {
+	out := []shard.Lease{s.self}
+	for _, o := range s.leases {
+		out = append(out, o.lease)
+	}
+	return out
+}
+
+// markExpiredDead marks dead, with a conditional update on the version judged expired, the Leases of members
+// that stopped renewing: only then may their Clusters be taken over.
+func (s *Sharding) markExpiredDead(ctx context.Context) {
+	s.mu.Lock()
+	self := s.self
+	var expired []observedLease
+	for _, o := range s.leases {
+		if shard.MayMarkDead(self, o.lease, s.now()) {
+			expired = append(expired, o)
+		}
+	}
+	s.mu.Unlock()
+	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
+	for _, o := range expired {
+		current, err := leases.Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil || current.ResourceVersion != o.rv {
+			continue // renewed (or gone) since: not dead
+		}
+		if current.Annotations == nil {
+			current.Annotations = map[string]string{}
+		}
+		current.Annotations[shardDeadAnnotation] = "true"
+		if _, err := leases.Update(ctx, current, metav1.UpdateOptions{}); err == nil {
+			shardHandovers.WithLabelValues("marked_dead").Inc()
+			log.FromContext(ctx).Info("marked an expired member dead; its Clusters will be taken over", "deadMember", o.lease.Holder)
+		}
+	}
+}
+
+// deleteAbandonedLeases deletes dead Leases that no Cluster names as its owner any more.
+func (s *Sharding) deleteAbandonedLeases(ctx context.Context) {
+	var clusters operatorv1alpha1.ClusterList
+	if err := s.Clusters.List(ctx, &clusters); err != nil {
+		return
+	}
+	owners := map[string]bool{}
+	for _, c := range clusters.Items {
+		if c.Status.Shard != nil {
+			owners[c.Status.Shard.Owner] = true
+		}
+	}
+	s.mu.Lock()
+	var gone []observedLease
+	for holder, o := range s.leases {
+		if o.lease.Dead && !owners[holder] {
+			gone = append(gone, o)
+		}
+	}
+	s.mu.Unlock()
+	for _, o := range gone {
+		err := s.Leases.CoordinationV1().Leases(s.Namespace).Delete(ctx, o.name,
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: ptr.To(o.rv)}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			log.FromContext(ctx).Error(err, "delete a dead member lease", "lease", o.name)
+		}
+	}
+}
+
+// reassign assigns every Cluster over the live members and wakes those whose decision changed for this
+// replica, or that it must act on (take over or drain).
+func (s *Sharding) reassign(ctx context.Context) {
+	var clusters operatorv1alpha1.ClusterList
+	if err := s.Clusters.List(ctx, &clusters); err != nil {
+		log.FromContext(ctx).Error(err, "list Clusters to assign")
+		return
+	}
+	now := s.now()
+	in := shard.AssignInput{Owners: map[string]string{}}
+	byKey := map[string]*operatorv1alpha1.Cluster{}
+	for i := range clusters.Items {
+		c := &clusters.Items[i]
+		key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()
+		byKey[key] = c
+		in.Clusters = append(in.Clusters, shard.Cluster{Key: key, Cost: clusterCost(c)})
+		if c.Status.Shard != nil && c.Status.Shard.Owner != "" {
+			in.Owners[key] = c.Status.Shard.Owner
+		}
+	}
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return
+	}
+	in.Members = shard.ReadyMembers(s.allLeases(), now)
+	assignment := shard.Assign(in)
+	var wake []string
+	owned := shardLoad{}
+	for key, c := range byKey {
+		desired := assignment.Owners[key]
+		was, known := s.desired[key]
+		s.desired[key] = desired
+		action := shard.Decide(s.viewLocked(c, desired), now)
+		if action == shard.Reconcile {
+			owned.clusters++
+			owned.targets += int(c.Status.TargetsCount)
+			owned.pods += int(c.Status.ReadyReplicas)
+		}
+		if !known || was != desired || action == shard.TakeOver || action == shard.Drain {
+			wake = append(wake, key)
+		}
+	}
+	for key := range s.desired {
+		if _, ok := byKey[key]; !ok {
+			delete(s.desired, key)
+		}
+	}
+	s.mu.Unlock()
+	owned.report()
+	for _, key := range wake {
+		c := byKey[key]
+		select {
+		case s.wakes <- event.GenericEvent{Object: c}:
+		default: // the queue is full: the next round wakes it again
+		}
+	}
+}
+
+// clusterCost is a Cluster's weight in the assignment: its targets and its pods, at least 1.
+func clusterCost(c *operatorv1alpha1.Cluster) int {
+	replicas := 1
+	if c.Spec.Replicas != nil {
+		replicas = int(*c.Spec.Replicas)
+	}
+	return max(int(c.Status.TargetsCount)+replicas, 1)
+}
+
+// viewLocked is what this replica knows of the Cluster for shard.Decide. s.mu must be held.
+func (s *Sharding) viewLocked(c *operatorv1alpha1.Cluster, desired string) shard.View {
+	v := shard.View{Self: s.self, Desired: desired}
+	if s.stopping {
+		v.Self.Leaving = true
+	}
+	if c.Status.Shard != nil {
+		v.Cluster = shard.ClusterState{Owner: c.Status.Shard.Owner, Generation: c.Status.Shard.Generation,
+			Drained: c.Status.Shard.Drained}
+		if o, ok := s.leases[c.Status.Shard.Owner]; ok {
+			v.Owner = o.lease
+		}
+	}
+	return v
+}
+
+// decide is what this replica may do with the Cluster now, and the generation that decision is for. It
+// also counts the reconcile as in flight until done is called, so that leaving waits for it.
+func (s *Sharding) decide(c *operatorv1alpha1.Cluster) (action shard.Action, generation int64, done func()) {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.self.Holder == "" {
+		return shard.Wait, 0, func() {}
+	}
+	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()
+	desired, known := s.desired[key]
+	if !known {
+		// A Cluster created since the last round: the next round, asked for now, assigns it with the others.
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+		return shard.Wait, 0, func() {}
+	}
+	action = shard.Decide(s.viewLocked(c, desired), s.now())
+	if c.Status.Shard != nil {
+		generation = c.Status.Shard.Generation
+	}
+	s.inflight.Add(1)
+	return action, generation, s.inflight.Done
+}
+
+// mayPush is the fence before every push round: this replica's Lease is still valid, it is not leaving,
+// and the Cluster as last read still names it the owner at the generation its reconcile began with. It
+// returns the deadline every push must meet: the end of the Lease.
+func (s *Sharding) mayPush(c *operatorv1alpha1.Cluster, generation int64) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping || s.self.State(s.now()) != shard.Ready || c.Status.Shard == nil {
+		return time.Time{}, false
+	}
+	state := shard.ClusterState{Owner: c.Status.Shard.Owner, Generation: c.Status.Shard.Generation, Drained: c.Status.Shard.Drained}
+	if !state.MayPush(s.Identity, generation) {
+		return time.Time{}, false
+	}
+	return s.self.Expiry(), true
+}
+
+// leave stops taking reconciles, waits (a bounded time) for those in flight, and releases the Lease.
+func (s *Sharding) leave(logger interface {
+	Info(string, ...any)
+	Error(error, string, ...any)
+}) {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { s.inflight.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(s.LeaseDuration / 2):
+		logger.Info("reconciles still in flight when leaving; releasing the lease anyway")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
+	current, err := leases.Get(ctx, s.Identity, metav1.GetOptions{})
+	if err != nil {
+		logger.Error(err, "release member lease")
+		return
+	}
+	if current.Annotations == nil {
+		current.Annotations = map[string]string{}
+	}
+	current.Annotations[shardDeadAnnotation] = "true"
+	current.Annotations[shardLeavingAnnotation] = "true"
+	if _, err := leases.Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+		logger.Error(err, "release member lease")
+		return
+	}
+	logger.Info("left the operator's members: the others take its Clusters over")
+}

@@ -1,0 +1,320 @@
+package controllers_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gnmic-operator/gnmic-operator/controllers"
+)
+
+// shardLease is the member Lease duration of the sharding specs: short, so that a lost member's Clusters
+// move within seconds.
+const shardLease = 3 * time.Second
+
+// apiCut cuts one operator replica off from kube-apiserver, as a network partition would, while it still
+// reaches the collectors: requests fail, and watches already open stop delivering.
+type apiCut struct{ cut atomic.Bool }
+
+var errCutOff = errors.New("cut off from kube-apiserver")
+
+func (a *apiCut) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if a.cut.Load() {
+			return nil, errCutOff
+		}
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body = &cutBody{ReadCloser: resp.Body, cut: &a.cut}
+		}
+		return resp, err
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+type cutBody struct {
+	io.ReadCloser
+	cut *atomic.Bool
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.cut.Load() {
+		return 0, errCutOff
+	}
+	return b.ReadCloser.Read(p)
+}
+
+// shardMember is one replica of a sharded operator, in this process.
+type shardMember struct {
+	identity string
+	api      *apiCut
+	stop     context.CancelFunc
+	exited   chan error
+}
+
+// startShardMember runs one member as the install's ServiceAccount, with exactly the RBAC config/default
+// grants it, its requests recorded in requests.
+func startShardMember(name string, install *operatorInstall, requests *apiRequests) *shardMember {
+	m := &shardMember{api: &apiCut{}, exited: make(chan error, 1)}
+	c := install.restConfig(nil)
+	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return m.api.wrap(requests.wrap(rt)) }
+	namespace := install.namespace
+	mgr := newManager(c)
+	leases, err := kubernetes.NewForConfig(c)
+	Expect(err).NotTo(HaveOccurred())
+	m.identity = controllers.NewShardMemberIdentity(name)
+	r := &controllers.ClusterReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme,
+		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
+		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(), UserAgent: controllers.ShardUserAgent(m.identity)},
+		PollInterval: 2 * time.Second,
+		// As the operator's default: one slow Cluster (a collector that stopped answering) must not hold up
+		// the handovers of the others.
+		MaxConcurrentReconciles: 4,
+		Sharding: &controllers.Sharding{Leases: leases, Clusters: mgr.GetCache(), Namespace: namespace,
+			Identity: m.identity, LeaseDuration: shardLease},
+	}
+	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	ctx, stop := context.WithCancel(suiteCtx)
+	m.stop = stop
+	go func() { m.exited <- mgr.Start(ctx) }()
+	return m
+}
+
+// leave stops the member the way SIGTERM does and waits for it to end.
+func (m *shardMember) leave() {
+	m.stop()
+	Eventually(m.exited, 30*time.Second).Should(Receive(BeNil()))
+}
+
+// push is one configuration request a collector received: from which member, when.
+type push struct {
+	member  string
+	at      time.Time
+	cluster string
+}
+
+// pushesTo lists, in order, the configuration requests (every POST) the fleets' collectors received, with
+// the member each came from (its User-Agent).
+func pushesTo(fleets ...*fleet) []push {
+	var out []push
+	for _, f := range fleets {
+		for _, col := range f.collectors {
+			for _, req := range col.Requests() {
+				if req.Method != http.MethodPost {
+					continue
+				}
+				out = append(out, push{member: memberOf(req.Header.Get("User-Agent")), at: req.Time, cluster: f.ns})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	return out
+}
+
+func memberOf(userAgent string) string {
+	_, member, _ := strings.Cut(strings.TrimSuffix(userAgent, ")"), "(member ")
+	return member
+}
+
+// owners is each fleet's Cluster owner, by fleet namespace.
+func owners(fleets []*fleet) map[string]string {
+	out := map[string]string{}
+	for _, f := range fleets {
+		if s := f.cluster().Status.Shard; s != nil && !s.Drained {
+			out[f.ns] = s.Owner
+		}
+	}
+	return out
+}
+
+// noOverlap fails when, for one Cluster, pushes of two members interleave: a member pushing again after
+// another member began pushing to it.
+func noOverlap(pushes []push) {
+	last := map[string]string{}
+	done := map[string]map[string]bool{} // cluster → members whose turn is over
+	for _, p := range pushes {
+		if done[p.cluster] == nil {
+			done[p.cluster] = map[string]bool{}
+		}
+		Expect(done[p.cluster][p.member]).To(BeFalse(),
+			"member %s pushed to %s at %s after another member had taken over", p.member, p.cluster, p.at.Format(time.StampMilli))
+		if prev, ok := last[p.cluster]; ok && prev != p.member {
+			done[p.cluster][prev] = true
+		}
+		last[p.cluster] = p.member
+	}
+}
+
+var _ = Describe("A sharded operator", Ordered, func() {
+	var (
+		install  *operatorInstall
+		requests *apiRequests
+		fleets   []*fleet
+		a, b, c  *shardMember
+	)
+
+	BeforeAll(func() {
+		install = renderOperatorInstall()
+		install.apply()
+		waitForWritePolicies(install)
+		requests = newAPIRequests()
+		DeferCleanup(listingInformers())
+		for i := 0; i < 6; i++ {
+			f := newFleet(1, nil, "")
+			f.addTargets(0, 3)
+			fleets = append(fleets, f)
+		}
+		a = startShardMember("operator-a", install, requests)
+		b = startShardMember("operator-b", install, requests)
+		DeferCleanup(func() {
+			for _, m := range []*shardMember{a, b, c} {
+				if m != nil {
+					m.stop()
+				}
+			}
+		})
+	})
+
+	AfterEach(func() {
+		Expect(requests.refusals()).To(BeEmpty(), "the API server refused a member")
+	})
+
+	It("reconciles every Cluster by exactly one member, and both members carry some", func() {
+		count := map[string]int{}
+		Eventually(func(g Gomega) {
+			held := owners(fleets)
+			g.Expect(held).To(HaveLen(len(fleets)))
+			count = map[string]int{}
+			for _, owner := range held {
+				g.Expect(owner).To(BeElementOf(a.identity, b.identity))
+				count[owner]++
+			}
+			g.Expect(count).To(HaveLen(2), "both members own Clusters")
+		}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("Clusters per member: %v\n", count)
+		for _, f := range fleets {
+			f.converged(3, 0)
+		}
+		// Both members start at once: the first may take every Cluster before it sees the second, then hand
+		// the second its share. What must never happen is two members pushing to one Cluster in turn.
+		pushes := pushesTo(fleets...)
+		noOverlap(pushes)
+		for _, p := range pushes {
+			Expect(p.member).To(BeElementOf(a.identity, b.identity))
+		}
+
+		var leases coordinationv1.LeaseList
+		Expect(k8sClient.List(suiteCtx, &leases, client.InNamespace(install.namespace),
+			client.MatchingLabels{controllers.ShardMemberLabel: "true"})).To(Succeed())
+		Expect(leases.Items).To(HaveLen(2))
+	})
+
+	It("hands a leaving member's Clusters to the others at once, with nothing pushed twice", func() {
+		left := time.Now()
+		a.leave()
+		gone := time.Now()
+		Eventually(func(g Gomega) {
+			held := owners(fleets)
+			g.Expect(held).To(HaveLen(len(fleets)))
+			for _, owner := range held {
+				g.Expect(owner).To(Equal(b.identity))
+			}
+		}, 2*shardLease, 100*time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("every Cluster on the remaining member %s after the other left\n", time.Since(left).Round(10*time.Millisecond))
+		for _, f := range fleets {
+			f.converged(3, 0)
+		}
+		pushes := pushesTo(fleets...)
+		noOverlap(pushes)
+		for _, p := range pushes {
+			if p.member == a.identity {
+				Expect(p.at).To(BeTemporally("<", gone), "the member pushed after it had left")
+			}
+		}
+	})
+
+	It("gives a joining member its share, draining before it takes over", func() {
+		c = startShardMember("operator-c", install, requests)
+		Eventually(func(g Gomega) {
+			count := map[string]int{}
+			for _, owner := range owners(fleets) {
+				count[owner]++
+			}
+			g.Expect(count[c.identity]).To(BeNumerically(">", 0))
+			g.Expect(count[b.identity]).To(BeNumerically(">", 0))
+		}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
+		for _, f := range fleets {
+			f.converged(3, 0)
+		}
+		noOverlap(pushesTo(fleets...))
+	})
+
+	It("takes the Clusters of a member cut off from kube-apiserver after its lease runs out, and the cut-off member pushes nothing after", func() {
+		var ofC []*fleet
+		for _, f := range fleets {
+			if owners([]*fleet{f})[f.ns] == c.identity {
+				ofC = append(ofC, f)
+			}
+		}
+		Expect(ofC).NotTo(BeEmpty())
+		cut := time.Now()
+		c.api.cut.Store(true)
+		// Keep the collectors busy so that a member that still believed it owned them would push.
+		for _, f := range ofC {
+			f.addTargets(3, 1)
+		}
+		Eventually(func(g Gomega) {
+			for _, f := range ofC {
+				g.Expect(owners([]*fleet{f})[f.ns]).To(Equal(b.identity))
+			}
+		}, shardLease+5*time.Second, 100*time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("the cut-off member's %d Clusters taken over %s after the cut (lease %s)\n",
+			len(ofC), time.Since(cut).Round(10*time.Millisecond), shardLease)
+		for _, f := range ofC {
+			f.converged(4, 0)
+		}
+		// Before the cut these Clusters already changed hands once (to the joining member, checked above);
+		// from the cut on, the cut-off member's pushes must all come before the other's.
+		var pushes []push
+		for _, p := range pushesTo(ofC...) {
+			if p.at.After(cut) {
+				pushes = append(pushes, p)
+			}
+		}
+		noOverlap(pushes)
+		for _, p := range pushes {
+			if p.member == c.identity {
+				Expect(p.at).To(BeTemporally("<=", cut.Add(shardLease)),
+					"the cut-off member pushed after its own lease had run out")
+			}
+		}
+
+		By("reconnecting it: it finds its lease marked dead and exits")
+		c.api.cut.Store(false)
+		var err error
+		Eventually(c.exited, 2*shardLease).Should(Receive(&err))
+		Expect(err).To(MatchError(ContainSubstring("marked dead")))
+		c = nil
+	})
+
+	It("sent every Lease verb shard-member-role grants", func() {
+		for _, verb := range []string{"get", "list", "watch", "create", "update", "delete"} {
+			Expect(requests.sends(permission{verb: verb, group: "coordination.k8s.io", resource: "leases"})).To(BeTrue(), verb)
+		}
+	})
+})

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/gnmic-operator/gnmic-operator/controllers"
+)
+
+// newSharding makes this process a member of the sharded operator: its member Lease lives in the operator's
+// namespace (POD_NAMESPACE) and its identity is its pod name (POD_NAME, else the host name) with a nonce.
+func newSharding(mgr ctrl.Manager, o options) (*controllers.Sharding, error) {
+	namespace := os.Getenv("POD_NAMESPACE")
+	if namespace == "" {
+		return nil, fmt.Errorf("--sharding needs the operator's namespace in POD_NAMESPACE (config/manager sets it)")
+	}
+	pod := os.Getenv("POD_NAME")
+	if pod == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("--sharding: no POD_NAME and no host name: %w", err)
+		}
+		pod = host
+	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("clientset for member leases: %w", err)
+	}
+	return &controllers.Sharding{
+		Leases: clientset, Clusters: mgr.GetCache(), Namespace: namespace,
+		Identity: controllers.NewShardMemberIdentity(pod), LeaseDuration: o.shardLeaseDuration,
+	}, nil
+}
