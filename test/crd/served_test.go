@@ -46,7 +46,7 @@ var _ = Describe("Served APIs", func() {
 
 	It("declares the printer columns kubectl shows", func() {
 		want := map[string][]string{
-			"clusters":       {"Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Age"},
+			"clusters":       {"Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Age", "Operator"},
 			"targets":        {"Address", "Profile", "Clusters", "State", "Age"},
 			"targetprofiles": {"Credentials", "Timeout", "Age"},
 			"subscriptions":  {"Mode", "Sample", "Encoding", "Age"},
@@ -72,7 +72,9 @@ var _ = Describe("Served APIs", func() {
 		for _, c := range table.ColumnDefinitions {
 			headers = append(headers, c.Name)
 		}
-		Expect(headers).To(Equal([]string{"Name", "Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Age"}))
+		// Operator (the replica of a sharded operator) has priority 1: kubectl shows it with -o wide only.
+		Expect(headers).To(Equal([]string{"Name", "Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Age", "Operator"}))
+		Expect(table.ColumnDefinitions[len(headers)-1].Priority).To(BeEquivalentTo(1))
 		Expect(table.Rows).To(HaveLen(1))
 		Expect(table.Rows[0].Cells[:3]).To(Equal([]any{"table", "ghcr.io/openconfig/gnmic:0.42.0", float64(2)}))
 	})
