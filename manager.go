@@ -79,6 +79,9 @@ func run(ctx context.Context, o options) error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)
 	}
+	if err := setupBalancer(mgr, reconciler.Sharding); err != nil {
+		return err
+	}
 
 	if err := metricsadapter.Setup(ctx, mgr, o.metricsAPI); err != nil {
 		return fmt.Errorf("set up metrics APIs: %w", err)

@@ -96,6 +96,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			r.ledger.forgetCluster(req.Namespace, req.Name)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)
+			if r.Sharding != nil && !r.Sharding.lastAssigned(req.NamespacedName) {
+				return ctrl.Result{}, nil // the replica the Cluster was last assigned to cleans up after it
+			}
 			return ctrl.Result{}, errors.Join(r.forgetCluster(ctx, req.Namespace, req.Name),
 				r.forgetRejections(ctx, req.Namespace, req.Name))
 		}

@@ -195,6 +195,10 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		}, 20*time.Second).Should(Succeed())
 	})
 
+	It("balances a Deployment, a StatefulSet, a ReplicaSet and a Cluster through their scale subresources", func() {
+		balanceEveryShippedKind(refusedNothing)
+	})
+
 	It("sent every verb it is granted, where it is granted, but those listed with a reason in grantedUnsent", func() {
 		By("waiting for the leader to renew its Lease")
 		Eventually(func(g Gomega) {
@@ -243,6 +247,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).To(Succeed())
+	Expect(startBalancer(mgr)).To(Succeed())
 	return runOperator(mgr, &controllers.ClusterReconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),

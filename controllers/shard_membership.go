@@ -428,6 +428,30 @@ func (s *Sharding) decide(c *operatorv1alpha1.Cluster) (action shard.Action, gen
 	return action, generation, s.inflight.Done
 }
 
+// lastAssigned is true when the last assignment round gave the Cluster to this replica, or never saw it:
+// the replica that cleans up after a deleted Cluster (its Targets' status).
+func (s *Sharding) lastAssigned(key types.NamespacedName) bool {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	desired, known := s.desired[key.String()]
+	return !known || desired == s.Identity
+}
+
+// Assigned is true when the live members' rendezvous gives key to this replica. It serves objects that have
+// no collectors to fence and whose writes are idempotent (Balancers): replicas that briefly disagree on the
+// members may both act on one, and compute the same result.
+func (s *Sharding) Assigned(key string) bool {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.self.Holder == "" || s.stopping {
+		return false
+	}
+	members := shard.ReadyMembers(s.allLeases(), s.now())
+	return shard.Assign(shard.AssignInput{Members: members, Clusters: []shard.Cluster{{Key: key, Cost: 1}}}).Owners[key] == s.Identity
+}
+
 // mayPush is the fence before every push round: this replica's Lease is still valid, it is not leaving,
 // and the Cluster as last read still names it the owner at the generation its reconcile began with. It
 // returns the deadline every push must meet: the end of the Lease.
