@@ -83,6 +83,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
+	if o.watchNamespace != "" {
+		o.metricsAPI.WatchNamespaces = strings.Split(o.watchNamespace, ",")
+	}
 	if err := metricsadapter.Setup(ctx, mgr, o.metricsAPI); err != nil {
 		return fmt.Errorf("set up metrics APIs: %w", err)
 	}

@@ -38,10 +38,18 @@ type fleetReader struct {
 	reader client.Reader
 	// podsIndexed is true when the reader knows podClusterIndex.
 	podsIndexed bool
+	// watched are the namespaces the reader holds; nil means every namespace.
+	watched map[string]bool
 }
+
+// holds is true when the reader holds the namespace's objects: the operator watches it.
+func (f fleetReader) holds(namespace string) bool { return f.watched == nil || f.watched[namespace] }
 
 // cluster returns the named Cluster, or nil when it does not exist.
 func (f fleetReader) cluster(ctx context.Context, key types.NamespacedName) (*operatorv1alpha1.Cluster, error) {
+	if !f.holds(key.Namespace) {
+		return nil, nil
+	}
 	var c operatorv1alpha1.Cluster
 	if err := f.reader.Get(ctx, key, &c, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -67,7 +75,7 @@ func (f fleetReader) matchingClusters(ctx context.Context, namespace string, sel
 				candidates = append(candidates, *c)
 			}
 		}
-	} else {
+	} else if f.holds(namespace) {
 		var list operatorv1alpha1.ClusterList
 		if err := f.reader.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("list clusters in namespace %s: %w", namespace, err)
@@ -79,6 +87,9 @@ func (f fleetReader) matchingClusters(ctx context.Context, namespace string, sel
 
 // pod returns the named pod, or nil when it does not exist.
 func (f fleetReader) pod(ctx context.Context, key types.NamespacedName) (*corev1.Pod, error) {
+	if !f.holds(key.Namespace) {
+		return nil, nil
+	}
 	var p corev1.Pod
 	if err := f.reader.Get(ctx, key, &p, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -92,6 +103,9 @@ func (f fleetReader) pod(ctx context.Context, key types.NamespacedName) (*corev1
 // pods returns the pods of a namespace that selector matches, sorted by name. A selector naming one Cluster
 // reads the index and filters the labels here: the cache does not combine an index with a label selector.
 func (f fleetReader) pods(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Pod, error) {
+	if !f.holds(namespace) {
+		return nil, nil
+	}
 	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
 	name, indexed := selector.RequiresExactMatch(operatorv1alpha1.ClusterLabel)
 	indexed = indexed && f.podsIndexed

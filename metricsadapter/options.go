@@ -39,6 +39,10 @@ type Options struct {
 	// ResyncPeriod is how often the APIService registrations and the certificate files are checked again.
 	ResyncPeriod time.Duration
 
+	// WatchNamespaces are the namespaces the operator watches (--watch-namespace); empty means every one. The
+	// metrics of another namespace are not found, as in a namespace without Clusters.
+	WatchNamespaces []string
+
 	// AuthKubeconfig is the kubeconfig used for delegated authentication and authorization (TokenReview,
 	// SubjectAccessReview, the extension-apiserver-authentication ConfigMap). Empty: the manager's own
 	// connection is used.

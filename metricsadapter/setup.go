@@ -19,7 +19,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := IndexPodsByCluster(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	custom, external := NewProviders(mgr.GetCache(), true)
+	custom, external := NewProviders(mgr.GetCache(), true, opts.WatchNamespaces...)
 	placement.use(mgr.GetCache())
 
 	// The providers are interfaces left nil (not typed nils) for a switched-off API.
