@@ -172,6 +172,17 @@ bench-bulk: e2e-binaries ## Measure BULK_TARGETS Targets created at once onto BU
 	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager BULK_TARGETS=$(BULK_TARGETS) BULK_PODS=$(BULK_PODS) GOTOOLCHAIN=local \
 		go test -tags e2e,scale ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.focus='Bulk arrival' $(E2E_ARGS)
 
+# Not part of `make test-e2e`: the sharding figures of docs/sharding.md (a singleton, then 3 sharded replicas,
+# over SHARD_BENCH_CLUSTERS Clusters of SHARD_BENCH_TARGETS targets on SHARD_BENCH_PODS pods each).
+SHARD_BENCH_CLUSTERS ?= 500
+SHARD_BENCH_TARGETS ?= 100
+SHARD_BENCH_PODS ?= 2
+.PHONY: bench-sharding
+bench-sharding: e2e-binaries ## Singleton vs 3 sharded replicas over one fleet: convergence from cold, steady CPU, peak RSS, API requests.
+	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager SHARD_BENCH_CLUSTERS=$(SHARD_BENCH_CLUSTERS) SHARD_BENCH_TARGETS=$(SHARD_BENCH_TARGETS) \
+		SHARD_BENCH_PODS=$(SHARD_BENCH_PODS) GOTOOLCHAIN=local \
+		go test -tags e2e,scale ./test/e2e/sharding/ -run TestShardingScale -count=1 -timeout 200m -v
+
 # Not part of `make test`: the soak curve of docs/fleet.md.
 SOAK_DURATION ?= 1h
 .PHONY: soak

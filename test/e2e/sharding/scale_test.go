@@ -1,0 +1,213 @@
+//go:build e2e && scale
+
+package sharding
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
+)
+
+// scaleRun is one run of the sharding scale benchmark: one operator configuration over the same fleet.
+type scaleRun struct {
+	Name     string `json:"name"`
+	Replicas int    `json:"replicas"`
+	Clusters int    `json:"clusters"`
+	Targets  int    `json:"targets"`
+	Pods     int    `json:"pods"`
+	// ConvergeSeconds runs from the operator's start (every Cluster and Target already created, no
+	// collector pod yet) until every target is held by exactly one collector.
+	ConvergeSeconds float64 `json:"secondsFromOperatorStartToEveryTargetCollected"`
+	// Per replica, by pod: CPU seconds per minute of the steady window, peak RSS (VmHWM) in MiB over the
+	// process's life, and Kubernetes API requests per second in the steady window.
+	SteadyCPUSecondsPerMinute map[string]float64 `json:"steadyCPUSecondsPerMinute"`
+	PeakRSSMiB                map[string]float64 `json:"peakRSSMiB"`
+	APIRequestsPerSecond      map[string]float64 `json:"steadyAPIRequestsPerSecond"`
+	ConvergeCPUSeconds        map[string]float64 `json:"cpuSecondsUntilConverged"`
+}
+
+// TestShardingScale (make bench-sharding) runs the same fleet under a singleton operator (leader election,
+// one replica, as today) and under three sharded replicas, and compares them. Sized by SHARD_BENCH_CLUSTERS
+// (default 500), SHARD_BENCH_TARGETS per Cluster (100) and SHARD_BENCH_PODS per Cluster (2).
+func TestShardingScale(t *testing.T) {
+	clusters := envInt("SHARD_BENCH_CLUSTERS", 500)
+	perCluster := envInt("SHARD_BENCH_TARGETS", 100)
+	pods := envInt("SHARD_BENCH_PODS", 2)
+	steady := time.Minute
+	if d, err := time.ParseDuration(os.Getenv("SHARD_BENCH_STEADY")); err == nil {
+		steady = d
+	}
+	var runs []scaleRun
+	for _, replicas := range []int{1, 3} {
+		run := runScale(t, replicas, clusters, perCluster, pods, steady)
+		runs = append(runs, run)
+		b, _ := json.MarshalIndent(runs, "", "  ")
+		dir := filepath.Join(harness.RepoRoot(), "test", "e2e", "results")
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "sharding-scale.json"), b, 0o644)
+		}
+		t.Logf("%s", b)
+	}
+	single, sharded := runs[0], runs[1]
+	t.Logf("convergence: singleton %.1f s, 3 replicas %.1f s (%.2fx faster)", single.ConvergeSeconds,
+		sharded.ConvergeSeconds, single.ConvergeSeconds/sharded.ConvergeSeconds)
+	for pod, rss := range sharded.PeakRSSMiB {
+		t.Logf("replica %s: peak RSS %.0f MiB (%.0f%% of the singleton's), steady CPU %.2f s/min (%.0f%%)", pod, rss,
+			100*rss/first(single.PeakRSSMiB), sharded.SteadyCPUSecondsPerMinute[pod],
+			100*sharded.SteadyCPUSecondsPerMinute[pod]/first(single.SteadyCPUSecondsPerMinute))
+	}
+}
+
+func first(m map[string]float64) float64 {
+	for _, v := range m {
+		return v
+	}
+	return 0
+}
+
+func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady time.Duration) scaleRun {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	defer cancel()
+	nodes := clusters*pods/200 + 2
+	cp, err := harness.Start(ctx, harness.Options{Dir: t.TempDir(), Nodes: nodes, PodCIDR: os.Getenv("E2E_POD_CIDR"),
+		Log: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	collectors, err := cp.StartCollectors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer collectors.Stop()
+	c, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now()
+	fleets := make([]harness.Fleet, clusters)
+	for i := range fleets {
+		fleets[i] = harness.Fleet{Namespace: fmt.Sprintf("scale-%03d", i), Cluster: "telemetry", Replicas: int32(pods)}
+		if err := fleets[i].Create(ctx, cp, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := fleets[i].CreateTargets(ctx, cp, 0, perCluster); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d replica(s): created %d Clusters and %d Targets in %s", replicas, clusters, clusters*perCluster,
+		time.Since(created).Round(time.Second))
+
+	opts := harness.OperatorOptions{Manifests: harness.ConfigDefault, Replicas: int32(replicas)}
+	name := "singleton (leader election)"
+	if replicas > 1 {
+		opts.Args = []string{"--sharding"}
+		name = fmt.Sprintf("%d sharded replicas", replicas)
+	}
+	started := time.Now()
+	if err := cp.StartOperator(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		missing := 0
+		for _, f := range fleets {
+			seen := map[string]bool{}
+			for _, names := range collectors.Targets(f.Namespace) {
+				for _, n := range names {
+					seen[n] = true
+				}
+			}
+			missing += perCluster - len(seen)
+		}
+		if missing == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %d targets still not collected", name, missing)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	run := scaleRun{Name: name, Replicas: replicas, Clusters: clusters, Targets: clusters * perCluster, Pods: clusters * pods,
+		ConvergeSeconds:           time.Since(started).Seconds(),
+		SteadyCPUSecondsPerMinute: map[string]float64{}, PeakRSSMiB: map[string]float64{},
+		APIRequestsPerSecond: map[string]float64{}, ConvergeCPUSeconds: map[string]float64{}}
+	t.Logf("%s: every target collected %.1f s after the operator started", name, run.ConvergeSeconds)
+
+	cpuBefore, requestsBefore := map[string]float64{}, map[string]float64{}
+	for _, r := range cp.OperatorReplicas() {
+		cpuBefore[r.Pod] = cpuSeconds(r.PID)
+		run.ConvergeCPUSeconds[r.Pod] = cpuBefore[r.Pod]
+		requestsBefore[r.Pod] = apiRequests(ctx, cp, r.Pod)
+	}
+	time.Sleep(steady)
+	for _, r := range cp.OperatorReplicas() {
+		run.SteadyCPUSecondsPerMinute[r.Pod] = (cpuSeconds(r.PID) - cpuBefore[r.Pod]) / steady.Minutes()
+		run.PeakRSSMiB[r.Pod] = peakRSSMiB(r.PID)
+		run.APIRequestsPerSecond[r.Pod] = (apiRequests(ctx, cp, r.Pod) - requestsBefore[r.Pod]) / steady.Seconds()
+	}
+	return run
+}
+
+// cpuSeconds is a process's user and system CPU time.
+func cpuSeconds(pid int) float64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	utime, _ := strconv.Atoi(fields[11])
+	stime, _ := strconv.Atoi(fields[12])
+	return float64(utime+stime) / 100
+}
+
+// peakRSSMiB is a process's peak resident set (VmHWM).
+func peakRSSMiB(pid int) float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kib, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return float64(kib) / 1024
+		}
+	}
+	return 0
+}
+
+// apiRequests is the replica's rest_client_requests_total, every code and method.
+func apiRequests(ctx context.Context, cp *harness.ControlPlane, pod string) float64 {
+	text, err := cp.OperatorMetrics(ctx, pod)
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
