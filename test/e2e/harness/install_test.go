@@ -146,8 +146,11 @@ func TestMakeInstallRun(t *testing.T) {
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- run.Wait() }()
+	// exited is closed when make run has ended, with its error in runErr: every reader sees it, so the
+	// cleanup below never waits for a value an earlier check took.
+	var runErr error
+	exited := make(chan struct{})
+	go func() { runErr = run.Wait(); close(exited) }()
 	defer func() {
 		_ = syscall.Kill(-run.Process.Pid, syscall.SIGTERM)
 		select {
@@ -176,8 +179,8 @@ func TestMakeInstallRun(t *testing.T) {
 	started := time.Now()
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-exited:
-			return false, fmt.Errorf("make run exited: %v", err)
+		case <-exited:
+			return false, fmt.Errorf("make run exited: %v", runErr)
 		default:
 		}
 		_, err := cp.Clientset.AppsV1().StatefulSets("make-run").Get(ctx, "telemetry", metav1.GetOptions{})
@@ -198,9 +201,9 @@ func TestMakeInstallRun(t *testing.T) {
 		t.Errorf("kubectl api-resources while make run runs: %v\n%s", err, out)
 	}
 	select {
-	case err := <-exited:
+	case <-exited:
 		log, _ := os.ReadFile(logPath)
-		t.Fatalf("make run exited: %v\n%s", err, tail(log, 40))
+		t.Fatalf("make run exited: %v\n%s", runErr, tail(log, 40))
 	default:
 	}
 }
