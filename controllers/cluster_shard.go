@@ -116,11 +116,14 @@ func (r *ClusterReconciler) drain(ctx context.Context, cluster *operatorv1alpha1
 // letGo forgets what this replica held of a Cluster it no longer reconciles: collector streams, memory,
 // ledger and its metrics, which the owner reports.
 func (r *ClusterReconciler) letGo(key types.NamespacedName) {
-	if r.streams != nil {
-		r.streams.forget(key)
-	}
+	// Every event of a Cluster this replica does not own lands here: return at once when it holds nothing.
+	// A reconcile makes the Cluster's memory (place) before it opens collector streams (followCollectors),
+	// so without memory there are no streams either.
 	if _, held := r.memories.Load(key); !held {
 		return
+	}
+	if r.streams != nil {
+		r.streams.forget(key)
 	}
 	r.forgetMemory(key)
 	if r.targetWakes != nil {

@@ -291,7 +291,8 @@ func (s *Sharding) markExpiredDead(ctx context.Context) {
 // deleteAbandonedLeases deletes dead Leases that no Cluster names as its owner any more.
 func (s *Sharding) deleteAbandonedLeases(ctx context.Context) {
 	var clusters operatorv1alpha1.ClusterList
-	if err := s.Clusters.List(ctx, &clusters); err != nil {
+	// Read only: the cache's objects need no copy.
+	if err := s.Clusters.List(ctx, &clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	owners := map[string]bool{}
@@ -321,7 +322,8 @@ func (s *Sharding) deleteAbandonedLeases(ctx context.Context) {
 // replica, or that it must act on (take over or drain).
 func (s *Sharding) reassign(ctx context.Context) {
 	var clusters operatorv1alpha1.ClusterList
-	if err := s.Clusters.List(ctx, &clusters); err != nil {
+	// Read only (the wakes carry the Clusters only to name them): the cache's objects need no copy.
+	if err := s.Clusters.List(ctx, &clusters, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list Clusters to assign")
 		return
 	}
