@@ -183,6 +183,16 @@ bench-sharding: e2e-binaries ## Singleton vs 3 sharded replicas over one fleet: 
 		SHARD_BENCH_PODS=$(SHARD_BENCH_PODS) GOTOOLCHAIN=local \
 		go test -tags e2e,scale ./test/e2e/sharding/ -run TestShardingScale -count=1 -timeout 200m -v
 
+# Not part of `make test-e2e`: the sharding suite of test-e2e (3 replicas joined by a 4th, killed, paused,
+# rolled) over the fleet of docs/sharding.md's acceptance, 300 Clusters of 1–200 targets (about 30,000).
+SHARDING_CLUSTERS ?= 300
+SHARDING_MAX_TARGETS ?= 200
+.PHONY: test-sharding-fleet
+test-sharding-fleet: e2e-binaries ## The sharding e2e suite over SHARDING_CLUSTERS Clusters of 1–SHARDING_MAX_TARGETS targets.
+	E2E_OPERATOR_BINARY=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) E2E_POD_CIDR=$(E2E_POD_CIDR) \
+		SHARDING_CLUSTERS=$(SHARDING_CLUSTERS) SHARDING_MAX_TARGETS=$(SHARDING_MAX_TARGETS) GOTOOLCHAIN=local \
+		go test -tags e2e ./test/e2e/sharding/ -run '^TestSharding$$' -count=1 -timeout 120m -v
+
 # Not part of `make test`: the soak curve of docs/fleet.md.
 SOAK_DURATION ?= 1h
 .PHONY: soak
