@@ -223,17 +223,28 @@ func (s *Sharding) observe(obj any) {
 		duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 	}
 	holder := *l.Spec.HolderIdentity
+	leaving, dead := l.Annotations[shardLeavingAnnotation] == "true", l.Annotations[shardDeadAnnotation] == "true"
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	was, known := s.leases[holder]
 	seen := was.lease.RenewTime
 	if !known || was.written != written {
 		seen = s.now()
 	}
 	s.leases[holder] = observedLease{
-		lease: shard.Lease{Holder: holder, RenewTime: seen, Duration: duration,
-			Leaving: l.Annotations[shardLeavingAnnotation] == "true", Dead: l.Annotations[shardDeadAnnotation] == "true"},
-		name: l.Name, rv: l.ResourceVersion, written: written,
+		lease: shard.Lease{Holder: holder, RenewTime: seen, Duration: duration, Leaving: leaving, Dead: dead},
+		name:  l.Name, rv: l.ResourceVersion, written: written,
+	}
+	s.mu.Unlock()
+	if !known || was.lease.Leaving != leaving || was.lease.Dead != dead {
+		s.askForRound() // the members changed: their Clusters move now, not at the next tick
+	}
+}
+
+// askForRound asks the membership loop for an assignment round before its next tick.
+func (s *Sharding) askForRound() {
+	select {
+	case s.kick <- struct{}{}:
+	default: // one is already asked for
 	}
 }
 
@@ -246,8 +257,9 @@ func (s *Sharding) forgetLease(obj any) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	delete(s.leases, *l.Spec.HolderIdentity)
+	s.mu.Unlock()
+	s.askForRound()
 }
 
 // allLeases are every member's Lease as this replica knows them, its own included.
@@ -416,10 +428,7 @@ func (s *Sharding) decide(c *operatorv1alpha1.Cluster) (action shard.Action, gen
 	desired, known := s.desired[key]
 	if !known {
 		// A Cluster created since the last round: the next round, asked for now, assigns it with the others.
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		s.askForRound()
 		return shard.Wait, 0, func() {}
 	}
 	action = shard.Decide(s.viewLocked(c, desired), s.now())

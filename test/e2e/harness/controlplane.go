@@ -51,6 +51,8 @@ type Options struct {
 	Log func(format string, args ...any)
 	// WithoutCRDs leaves the operator's CRDs out: a fresh cluster, as `make install` finds it.
 	WithoutCRDs bool
+	// AuditOperator makes kube-apiserver write an audit log of the operator's requests (OperatorRequests).
+	AuditOperator bool
 }
 
 // ControlPlane is a running local Kubernetes control plane.
@@ -66,6 +68,8 @@ type ControlPlane struct {
 	// operator is the installed operator and the emulator running its pods, once StartOperator ran.
 	operator *operatorRun
 	log      func(format string, args ...any)
+	// auditLog is kube-apiserver's audit log of the operator's requests; empty when not audited.
+	auditLog string
 }
 
 // RepoRoot is the repository's top directory, found from this file's location.
@@ -118,6 +122,9 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		}
 	}
 	cp = &ControlPlane{Dir: opts.Dir, BinDir: opts.BinDir, log: opts.Log}
+	if opts.AuditOperator {
+		cp.auditLog = filepath.Join(opts.Dir, "audit.log")
+	}
 	defer func() {
 		if err != nil {
 			cp.Stop()
@@ -210,7 +217,11 @@ func (cp *ControlPlane) startEtcd(port, peer int) error {
 
 func (cp *ControlPlane) startAPIServer(ctx context.Context, port, etcdPort int) error {
 	f := cp.pki
-	if err := cp.start("kube-apiserver", []string{
+	audit, err := cp.auditFlags()
+	if err != nil {
+		return err
+	}
+	args := []string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
 		// The only address a loopback control plane has; the kubernetes Service's endpoints are not managed.
@@ -230,7 +241,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, port, etcdPort int) 
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file=" + f.FrontProxyClientCert, "--proxy-client-key-file=" + f.FrontProxyKey,
 		"--enable-aggregator-routing=true",
-	}); err != nil {
+	}
+	if err := cp.start("kube-apiserver", append(args, audit...)); err != nil {
 		return err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)

@@ -223,6 +223,50 @@ func membersOf(set map[string]bool) []string {
 	return out
 }
 
+// steadyRequests records the operator's requests to kube-apiserver per second, by kind, over 30 s of a
+// served fleet (all replicas together, from kube-apiserver's audit log), and each replica's own count.
+func steadyRequests() {
+	const window = 30 * time.Second
+	before := map[string]float64{}
+	for _, r := range cp.OperatorReplicas() {
+		before[r.Pod] = restRequests(r.Pod)
+	}
+	from := time.Now()
+	time.Sleep(window)
+	to := time.Now()
+	perReplica := map[string]float64{}
+	for _, r := range cp.OperatorReplicas() {
+		perReplica[r.Pod] = (restRequests(r.Pod) - before[r.Pod]) / window.Seconds()
+	}
+	time.Sleep(time.Second) // the requests of the window's last moment reach the audit log
+	byKind, err := cp.OperatorRequests(from, to)
+	Expect(err).NotTo(HaveOccurred())
+	rates := map[string]float64{}
+	total := 0.0
+	for kind, n := range byKind {
+		rates[string(kind)] = float64(n) / window.Seconds()
+		total += float64(n)
+	}
+	record("steady_api_requests_per_s_by_kind", rates)
+	record("steady_api_requests_per_s_by_replica", perReplica)
+	record("steady_api_requests_per_s", total/window.Seconds())
+}
+
+// restRequests is a replica's rest_client_requests_total, every code and method.
+func restRequests(pod string) float64 {
+	text, err := cp.OperatorMetrics(ctx, pod)
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "rest_client_requests_total{") {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			Expect(err).NotTo(HaveOccurred(), line)
+			total += v
+		}
+	}
+	return total
+}
+
 // figures are this suite's measurements, written to test/e2e/results/sharding.json.
 var figures = map[string]any{}
 
@@ -289,6 +333,7 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		record("weight_per_replica", weight)
 		record("weight_max_over_mean", ratio)
 		Expect(ratio).To(BeNumerically("<=", weightLimit()))
+		steadyRequests()
 		Expect(overlaps(pushesTo(fleets), time.Time{})).To(BeEmpty())
 
 		out, err := cp.Kubectl(ctx, "get", "clusters", "-A", "-o", "wide")

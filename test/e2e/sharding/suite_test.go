@@ -43,7 +43,8 @@ var _ = BeforeSuite(func() {
 		dir = GinkgoT().TempDir()
 	}
 	var err error
-	cp, err = harness.Start(ctx, harness.Options{Dir: dir, PodCIDR: os.Getenv("E2E_POD_CIDR"), Nodes: 4, Log: logf})
+	cp, err = harness.Start(ctx, harness.Options{Dir: dir, PodCIDR: os.Getenv("E2E_POD_CIDR"), Nodes: 4, Log: logf,
+		AuditOperator: true})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(cp.Stop)
 	collectors, err = cp.StartCollectors(ctx)

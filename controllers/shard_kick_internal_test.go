@@ -1,0 +1,68 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+func memberLease(holder string, renewed time.Time, annotations map[string]string) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: holder, ResourceVersion: renewed.Format(time.RFC3339Nano), Annotations: annotations},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To(int32(6)),
+			RenewTime: &metav1.MicroTime{Time: renewed}},
+	}
+}
+
+// kicked drains the round request, if any.
+func kicked(s *Sharding) bool {
+	select {
+	case <-s.kick:
+		return true
+	default:
+		return false
+	}
+}
+
+// A change of membership (a member joins, leaves, is marked dead or goes) asks for an assignment round at
+// once: waiting for the next tick would add up to a third of the Lease duration to every takeover.
+func TestShardingObserveAsksForARoundWhenMembershipChanges(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := &Sharding{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}
+	s.init()
+
+	steps := []struct {
+		name  string
+		apply func()
+		kick  bool
+	}{
+		{"a member joins", func() { s.observe(memberLease("b", now, nil)) }, true},
+		{"it renews", func() { now = now.Add(2 * time.Second); s.observe(memberLease("b", now, nil)) }, false},
+		{"it renews again", func() { now = now.Add(2 * time.Second); s.observe(memberLease("b", now, nil)) }, false},
+		{"it is leaving", func() {
+			s.observe(memberLease("b", now, map[string]string{shardLeavingAnnotation: "true"}))
+		}, true},
+		{"another is marked dead", func() {
+			s.observe(memberLease("c", now, nil))
+			kicked(s)
+			s.observe(memberLease("c", now, map[string]string{shardDeadAnnotation: "true"}))
+		}, true},
+		{"its Lease is deleted", func() { s.forgetLease(memberLease("c", now, nil)) }, true},
+		{"a tombstone of a deleted Lease", func() {
+			s.observe(memberLease("d", now, nil))
+			kicked(s)
+			s.forgetLease(cache.DeletedFinalStateUnknown{Key: "d", Obj: memberLease("d", now, nil)})
+		}, true},
+		{"its own Lease", func() { s.observe(memberLease("self", now, nil)) }, false},
+	}
+	for _, step := range steps {
+		step.apply()
+		if got := kicked(s); got != step.kick {
+			t.Errorf("%s: asked for a round %v, want %v", step.name, got, step.kick)
+		}
+	}
+}
