@@ -54,7 +54,7 @@ type Sharding struct {
 
 	mu       sync.Mutex
 	self     shard.Lease
-	selfRV   string
+	written  *coordinationv1.Lease    // its own Lease as last written: a renewal updates it without a read
 	leases   map[string]observedLease // by holder, this replica's own excepted
 	desired  map[string]string        // Cluster key → member Assign gives it to
 	stopping bool
@@ -176,7 +176,7 @@ func (s *Sharding) join(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.self = shard.Lease{Holder: s.Identity, RenewTime: sent, Duration: s.LeaseDuration}
-	s.selfRV = created.ResourceVersion
+	s.written = created
 	s.mu.Unlock()
 	return nil
 }
@@ -186,6 +186,24 @@ func (s *Sharding) join(ctx context.Context) error {
 // process must end and come back under a new identity.
 func (s *Sharding) renew(ctx context.Context) error {
 	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
+	s.mu.Lock()
+	current := s.written.DeepCopy()
+	s.mu.Unlock()
+	sent := s.now()
+	if current != nil {
+		// Conditional on the version this replica wrote last: whoever changed the Lease since (marked it dead)
+		// makes the update fail, and the Lease is read.
+		current.Spec.RenewTime = &metav1.MicroTime{Time: sent}
+		updated, err := leases.Update(ctx, current, metav1.UpdateOptions{})
+		if err == nil {
+			s.renewed(updated, sent)
+			return nil
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Error(err, "renew own member lease; will retry")
+			return nil
+		}
+	}
 	current, err := leases.Get(ctx, s.Identity, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		log.FromContext(ctx).Error(err, "read own member lease; will retry")
@@ -197,18 +215,22 @@ func (s *Sharding) renew(ctx context.Context) error {
 			"cut off for longer than %s and its Clusters were taken over; restarting under a new identity",
 			s.Namespace, s.Identity, s.LeaseDuration)
 	}
-	sent := s.now()
 	current.Spec.RenewTime = &metav1.MicroTime{Time: sent}
 	updated, err := leases.Update(ctx, current, metav1.UpdateOptions{})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "renew own member lease; will retry")
 		return nil
 	}
-	s.mu.Lock()
-	s.self.RenewTime = sent
-	s.selfRV = updated.ResourceVersion
-	s.mu.Unlock()
+	s.renewed(updated, sent)
 	return nil
+}
+
+// renewed records a successful renewal sent at sent.
+func (s *Sharding) renewed(updated *coordinationv1.Lease, sent time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.self.RenewTime = sent
+	s.written = updated
 }
 
 // observe records another member's Lease, with the time this replica saw it change.

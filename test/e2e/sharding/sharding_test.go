@@ -250,6 +250,10 @@ func steadyRequests() {
 	record("steady_api_requests_per_s_by_kind", rates)
 	record("steady_api_requests_per_s_by_replica", perReplica)
 	record("steady_api_requests_per_s", total/window.Seconds())
+	// A renewal is one update, conditional on the Lease as the replica last wrote it: no read before it.
+	Expect(byKind["update leases"]).To(BeNumerically(">=", 3*int(window/(2*leaseDuration/3))),
+		"every replica renews its Lease every third of its duration")
+	Expect(byKind["get leases"]).To(BeNumerically("<=", byKind["update leases"]/10), "Lease reads in a steady window")
 }
 
 // restRequests is a replica's rest_client_requests_total, every code and method.
