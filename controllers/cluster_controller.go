@@ -116,7 +116,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := splitOverDomains(&cluster, world, r.now()); err != nil {
+	if err := r.splitOverDomains(&cluster, world); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.ensureWorkload(ctx, &cluster, world); err != nil {

@@ -38,7 +38,7 @@ func (r *ClusterReconciler) reportDomains(cluster *operatorv1alpha1.Cluster, w *
 		ds := operatorv1alpha1.ClusterDomainStatus{Name: a.Name, Desired: int32(a.Desired), Current: pods.current,
 			Ready: pods.ready, NotStarted: pods.notStarted, Replacements: int32(a.Replacements), Blocked: a.Blocked,
 			Reasons: a.Reasons}
-		if pods.notStarted > 0 {
+		if !pods.notStartedSince.IsZero() {
 			ds.NotStartedSince = &metav1.Time{Time: pods.notStartedSince.Truncate(1e9)}
 		}
 		st.Domains = append(st.Domains, ds)

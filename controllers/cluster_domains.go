@@ -39,7 +39,12 @@ type domainPods struct {
 // records the desired pods in the world. A pod has started when its collector runs (containers ready, on a
 // Node that is not lost); every other pod of the domain that is not terminating has not, and waits since its
 // creation or since it stopped being ready. A Cluster without domains desires pods 0..replicas-1 as always.
-func splitOverDomains(cluster *operatorv1alpha1.Cluster, w *world, now time.Time) error {
+//
+// A domain waits from its oldest not-started pod, and goes on waiting while any of its pods has not started,
+// including desired pods that do not exist (domains.WaitingSince): recreating a pod does not restart the
+// startup timeout.
+func (r *ClusterReconciler) splitOverDomains(cluster *operatorv1alpha1.Cluster, w *world) error {
+	now := r.now()
 	if len(cluster.Spec.Domains) == 0 {
 		w.split = nil
 		w.setDesired(nil)
@@ -70,16 +75,27 @@ func splitOverDomains(cluster *operatorv1alpha1.Cluster, w *world, now time.Time
 			c.notStartedSince = since
 		}
 	}
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	waits := map[string]time.Time{}
 	for i, c := range split.pods {
 		d := &split.input.Domains[i]
-		d.Started, d.NotStarted = int(c.ready), int(c.notStarted)
-		if c.notStarted > 0 {
-			d.Waiting = max(now.Sub(c.notStartedSince), 0)
+		missing := max(memory.domainDesired[d.Name]-int(c.current), 0)
+		d.Started, d.NotStarted = int(c.ready), int(c.notStarted)+missing
+		since := domains.WaitingSince(memory.domainWaits[d.Name], d.NotStarted, c.notStartedSince, now)
+		if !since.IsZero() {
+			waits[d.Name] = since
+			d.Waiting = max(now.Sub(since), 0)
+			split.pods[i].notStartedSince = since
 		}
 	}
 	result, err := domains.Split(split.input)
 	if err != nil {
 		return err
+	}
+	memory.domainWaits = waits
+	memory.domainDesired = map[string]int{}
+	for _, a := range result.Domains {
+		memory.domainDesired[a.Name] = a.Desired
 	}
 	split.result = result
 	if next := domains.NextBlock(split.input); next > 0 {

@@ -107,14 +107,16 @@ var _ = Describe("Cluster across failure domains", func() {
 		}, 15*time.Second, 100*time.Millisecond).Should(Succeed(), "zone-a runs zone-b's 2 replicas")
 		Expect(time.Since(lostAt)).To(BeNumerically(">=", 4*time.Second), "replacements came after the startup timeout (5s, less up to 1s of timestamp truncation)")
 		Expect(*f.domainStatefulSet("zone-b").Spec.Replicas).To(BeEquivalentTo(2), "zone-b keeps its share so that its pods start when they can")
-		c := f.cluster()
-		fallback := condition(c, operatorv1alpha1.ConditionDomainFallback)
-		Expect(fallback.Status).To(Equal(metav1.ConditionTrue))
-		Expect(fallback.Reason).To(Equal(operatorv1alpha1.ReasonStartupTimeout))
-		Expect(fallback.Message).To(ContainSubstring("zone-b (2 not started)"))
-		Expect(c.Status.Domains).To(ContainElement(And(
-			HaveField("Name", "zone-b"), HaveField("Blocked", true), HaveField("NotStarted", BeEquivalentTo(2)))))
-		Expect(c.Status.Domains).To(ContainElement(And(HaveField("Name", "zone-a"), HaveField("Replacements", BeEquivalentTo(2)))))
+		Eventually(func(g Gomega) { // the status is written at the end of the reconcile that scaled zone-a
+			c := f.cluster()
+			fallback := condition(c, operatorv1alpha1.ConditionDomainFallback)
+			g.Expect(fallback.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(fallback.Reason).To(Equal(operatorv1alpha1.ReasonStartupTimeout))
+			g.Expect(fallback.Message).To(ContainSubstring("zone-b (2 not started)"))
+			g.Expect(c.Status.Domains).To(ContainElement(And(
+				HaveField("Name", "zone-b"), HaveField("Blocked", true), HaveField("NotStarted", BeEquivalentTo(2)))))
+			g.Expect(c.Status.Domains).To(ContainElement(And(HaveField("Name", "zone-a"), HaveField("Replacements", BeEquivalentTo(2)))))
+		}, 5*time.Second, 100*time.Millisecond).Should(Succeed())
 
 		By("zone-a's replacement pods start and take their share of the targets")
 		f.addPod(a2)

@@ -205,7 +205,9 @@ type ClusterDomainStatus struct {
 	// longer ready.
 	// +optional
 	NotStarted int32 `json:"notStarted"`
-	// NotStartedSince is when the longest-waiting of the NotStarted pods began to wait.
+	// NotStartedSince is since when the domain has been waiting for pods to start: from its oldest pod that
+	// has not started, kept while any of its pods (or desired pods not created yet) has not started, so that
+	// a recreated pod does not restart the startup timeout.
 	// +optional
 	NotStartedSince *metav1.Time `json:"notStartedSince,omitempty"`
 	// Replacements is how many of Desired stand in for replicas that did not start in blocked domains.

@@ -111,3 +111,23 @@ func NextBlock(in Input) time.Duration {
 	}
 	return next
 }
+
+// WaitingSince is since when a domain has been waiting for pods to start, carried from one look to the next:
+// prev is what the last look said (zero when the domain was not waiting), unstarted counts the domain's
+// pods that exist and have not started plus its desired pods that do not exist, oldest is when the
+// longest-waiting existing pod began to wait (zero when none does). The wait goes on, from prev, as long as
+// some pod of the domain has not started: a pod that is deleted and recreated (a lost Node's pods removed by
+// the pod garbage collector, an eviction) does not start the startup timeout again, nor does the moment
+// between the deletion and the new pod. It ends (zero) once every desired pod has started.
+func WaitingSince(prev time.Time, unstarted int, oldest, now time.Time) time.Time {
+	switch {
+	case unstarted == 0:
+		return time.Time{}
+	case !prev.IsZero() && (oldest.IsZero() || prev.Before(oldest)):
+		return prev
+	case !oldest.IsZero():
+		return oldest
+	default:
+		return now
+	}
+}

@@ -148,3 +148,29 @@ func TestNextBlock(t *testing.T) {
 		})
 	}
 }
+
+func TestWaitingSince(t *testing.T) {
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	prev, oldest := now.Add(-30*time.Second), now.Add(-5*time.Second)
+	tests := []struct {
+		name      string
+		prev      time.Time
+		unstarted int
+		oldest    time.Time
+		want      time.Time
+	}{
+		{"a domain whose pods all started does not wait", prev, 0, time.Time{}, time.Time{}},
+		{"a domain starts waiting when its oldest not-started pod did", time.Time{}, 2, oldest, oldest},
+		{"a recreated pod does not restart the wait", prev, 2, oldest, prev},
+		{"desired pods that do not exist yet keep the wait going", prev, 1, time.Time{}, prev},
+		{"desired pods that do not exist start a wait now", time.Time{}, 1, time.Time{}, now},
+		{"an older pod than the remembered wait dates it", oldest, 1, prev, prev},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WaitingSince(tt.prev, tt.unstarted, tt.oldest, now); !got.Equal(tt.want) {
+				t.Errorf("WaitingSince = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
