@@ -45,13 +45,16 @@ type domainPods struct {
 // startup timeout.
 func (r *ClusterReconciler) splitOverDomains(cluster *operatorv1alpha1.Cluster, w *world) error {
 	now := r.now()
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	if len(cluster.Spec.Domains) == 0 {
-		w.split = nil
-		w.setDesired(nil)
-		for o := 0; o < int(workload.Replicas(cluster)); o++ {
-			w.desired = append(w.desired, o)
-			w.desiredSet[o] = true
+		// Forget the domains' waits: domains added again later start from what their pods do then.
+		memory.domainWaits, memory.domainDesired = nil, nil
+		ordinals := make([]int, workload.Replicas(cluster))
+		for o := range ordinals {
+			ordinals[o] = o
 		}
+		w.split = nil
+		w.setDesired(ordinals)
 		return nil
 	}
 	split := &domainSplit{input: domainInput(cluster), pods: make([]domainPods, len(cluster.Spec.Domains))}
@@ -75,7 +78,6 @@ func (r *ClusterReconciler) splitOverDomains(cluster *operatorv1alpha1.Cluster, 
 			c.notStartedSince = since
 		}
 	}
-	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	waits := map[string]time.Time{}
 	for i, c := range split.pods {
 		d := &split.input.Domains[i]
