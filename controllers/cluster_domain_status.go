@@ -18,6 +18,8 @@ const (
 	EventDomainFallbackStarted = "DomainFallbackStarted"
 	// EventDomainFallbackEnded: the blocked domains' pods started; the replacements go.
 	EventDomainFallbackEnded = "DomainFallbackEnded"
+	// EventStatefulSetNameTaken: the StatefulSet a domain needs (<cluster>-<domain>) is another Cluster's.
+	EventStatefulSetNameTaken = "StatefulSetNameTaken"
 )
 
 // reportDomains writes status.domains and the DomainsPlaced and DomainFallback conditions of a Cluster with

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -158,6 +159,9 @@ func (r *ClusterReconciler) ensureStatefulSets(ctx context.Context, cluster *ope
 	keep := map[string]bool{}
 	for _, sts := range want {
 		keep[sts.Name] = true
+		if err := r.refuseAnotherClustersStatefulSet(ctx, cluster, sts.Name); err != nil {
+			return err
+		}
 		if w.apiTLS != nil {
 			sts.Spec.Template.Annotations[APITLSChecksumAnnotation] = w.apiTLS.checksum
 		}
@@ -168,6 +172,29 @@ func (r *ClusterReconciler) ensureStatefulSets(ctx context.Context, cluster *ope
 		}
 	}
 	return r.deleteUnwantedStatefulSets(ctx, cluster, keep)
+}
+
+// refuseAnotherClustersStatefulSet fails when the StatefulSet the Cluster wants is controlled by another
+// Cluster: Cluster "a" with domain "b" and Cluster "a-b" both name theirs "a-b". Rewriting it would fail (a
+// StatefulSet's selector cannot change) with an error that does not say why; the event says why. A
+// StatefulSet controlled by a Cluster of the same name (deleted and created again, its StatefulSet not
+// collected yet) is taken over as before.
+func (r *ClusterReconciler) refuseAnotherClustersStatefulSet(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string) error {
+	var have appsv1.StatefulSet
+	err := r.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, &have)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("get statefulset %s: %w", name, err)
+	}
+	owner := metav1.GetControllerOf(&have)
+	if owner == nil || owner.Kind != "Cluster" || owner.Name == cluster.Name {
+		return nil
+	}
+	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventStatefulSetNameTaken,
+		"StatefulSet %s belongs to Cluster %s: rename the domain (or that Cluster)", name, owner.Name)
+	return fmt.Errorf("statefulset %s belongs to cluster %s, not to %s", name, owner.Name, cluster.Name)
 }
 
 // deleteUnwantedStatefulSets deletes the StatefulSets the Cluster controls whose names are not in keep.

@@ -162,6 +162,28 @@ var _ = Describe("Cluster across failure domains", func() {
 		}
 		Eventually(func() []operatorv1alpha1.ClusterDomainStatus { return f.cluster().Status.Domains }, 10*time.Second).Should(BeEmpty())
 	})
+
+	It("says so when the StatefulSet a domain needs is another Cluster's, and leaves that StatefulSet alone", func() {
+		f := newFleet(1, nil, "")
+		other := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: f.name + "-zone-a", Namespace: f.ns},
+			Spec: operatorv1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:test", Replicas: ptr.To(int32(3))}}
+		Expect(k8sClient.Create(suiteCtx, other)).To(Succeed())
+		DeferCleanup(func() { _ = k8sClient.Delete(suiteCtx, other) })
+		taken := f.domainStatefulSet("zone-a") // Cluster fleet-zone-a's own StatefulSet
+		Expect(metav1.GetControllerOf(taken).Name).To(Equal(other.Name))
+
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) {
+			c.Spec.Domains = []operatorv1alpha1.ClusterDomain{{Name: "zone-a"}}
+		})
+		Consistently(func(g Gomega) {
+			sts := f.domainStatefulSet("zone-a")
+			g.Expect(metav1.GetControllerOf(sts).Name).To(Equal(other.Name))
+			g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3))
+			g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(map[string]string{operatorv1alpha1.ClusterLabel: other.Name}))
+		}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
+		Eventually(func() []string { return f.events(controllers.EventStatefulSetNameTaken) }, 10*time.Second).
+			Should(ContainElement(ContainSubstring("belongs to Cluster " + other.Name)))
+	})
 })
 
 // domainStatefulSet waits for the StatefulSet of the fleet's domain and returns it.
