@@ -36,10 +36,10 @@ func (c collectorRuntimes) runs(ordinal int, target string) (gnmic.TargetStatus,
 // pushablePods are the pods the operator pushes to, in ordinal order: the ready pods of the desired ordinals,
 // and ready pods beyond the desired replicas (being scaled away), which are emptied before their targets
 // start elsewhere.
-func pushablePods(w *world, plan placementPlan, replicas int) []int {
+func pushablePods(w *world, plan placementPlan) []int {
 	out := append([]int(nil), plan.availability.Ready...)
 	for ordinal, pod := range w.pods {
-		if _, lost := w.lost[ordinal]; ordinal < replicas || lost {
+		if _, lost := w.lost[ordinal]; w.isDesired(ordinal) || lost {
 			continue
 		}
 		if ready, _ := podReadiness(pod); ready {

@@ -18,7 +18,6 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
-	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
 // ClusterReconciler runs a Cluster: its collector workload, the placement of its targets on collector pods,
@@ -117,11 +116,14 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.splitOverDomains(&cluster, world); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.ensureWorkload(ctx, &cluster, world); err != nil {
 		return ctrl.Result{}, err
 	}
 	plan := r.place(&cluster, world)
-	reachable := pushablePods(world, plan, int(workload.Replicas(&cluster)))
+	reachable := pushablePods(world, plan)
 	asked := append(append([]int(nil), reachable...), world.silentPods()...)
 	runtimes := r.readCollectors(ctx, &cluster, world, asked)
 	r.recordSilence(req.NamespacedName, world, asked, runtimes)
@@ -158,7 +160,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if gateErr != nil {
 		return ctrl.Result{}, gateErr
 	}
-	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName))
+	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName), world.domainBlockAt())
 	if statusBacklog {
 		next = min(next, conflictRetry) // the Target statuses left for the next reconcile
 	}
@@ -207,10 +209,10 @@ func (r *ClusterReconciler) now() time.Time {
 }
 
 // nextLook is when the Cluster must be looked at again although nothing in the API changed: when a pod's
-// grace period ends, when a failed target may be restarted, when a handover wait times out or a repair falls
+// grace period ends, when a domain's waiting pods reach their startup timeout, when a failed target may be restarted, when a handover wait times out or a repair falls
 // due, soon while collectors still work off what they were sent, or the collector polling backstop.
 func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
-	silenceEnds time.Time) time.Duration {
+	silenceEnds, domainBlocks time.Time) time.Duration {
 	next := r.pollInterval()
 	if anyStarting(runtimes, pushed) {
 		next = min(next, startingLook)
@@ -220,7 +222,7 @@ func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRunti
 		next = min(next, applyingLook)
 	}
 	now := r.now()
-	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook, silenceEnds} {
+	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook, silenceEnds, domainBlocks} {
 		if !at.IsZero() {
 			next = min(next, max(at.Sub(now), 100*time.Millisecond))
 		}

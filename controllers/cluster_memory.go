@@ -35,6 +35,11 @@ type clusterMemory struct {
 	// backs the Cluster's retries off exponentially, which would notice the end late.
 	refusalWake   *time.Timer
 	refusalWakeAt time.Time
+	// domainWaits is, per domain of a Cluster with domains, since when it has been waiting for pods to start
+	// (domains.WaitingSince), and domainDesired how many pods the last split gave it: desired pods that do
+	// not exist count as not started.
+	domainWaits   map[string]time.Time
+	domainDesired map[string]int
 	// verdict is what the collectors last said of the part of the configuration every pod receives alike.
 	verdict sharedVerdict
 }

@@ -38,6 +38,12 @@ type world struct {
 	terminating []*corev1.Pod
 	// lost are the pods that look ready but cannot serve (their Node is lost, or their collector is silent).
 	lost map[int]lostPod
+	// desired are the ordinals of the pods the Cluster should run: 0..replicas-1, or on a Cluster with domains
+	// the numbers (domains.Slot) of every domain's pods 0..desired-1. split is how the replicas are spread
+	// over the domains, nil without domains.
+	desired    []int
+	desiredSet map[int]bool
+	split      *domainSplit
 	// current is each target's pod ordinal as its status records it.
 	current map[string]int
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
@@ -52,6 +58,11 @@ type world struct {
 	renderErr error
 	// skippedByTarget indexes the skips of targets by name: status is written per target.
 	skippedByTarget map[string]render.SkipError
+}
+
+// isDesired tells whether the pod with this ordinal is one the Cluster should run.
+func (w *world) isDesired(ordinal int) bool {
+	return w.desiredSet[ordinal]
 }
 
 // silentPods are the lost pods that only their collector's silence makes lost: they are still asked for

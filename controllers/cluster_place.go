@@ -9,7 +9,6 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/availability"
 	"github.com/gnmic-operator/gnmic-operator/internal/placement"
-	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
 // placementPlan is where every selected target goes in this reconcile.
@@ -39,11 +38,10 @@ func (p placementPlan) assignment(target string) (int, bool) {
 }
 
 // place decides which pod holds each target: targets on pods within their grace period stay there, the rest
-// go through bounded-load rendezvous placement over the ready pods.
+// go through bounded-load rendezvous placement over the ready pods (of every domain, on a Cluster with domains).
 func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placementPlan {
 	grace := gracePeriod(cluster)
-	replicas := int(workload.Replicas(cluster))
-	pods := make([]availability.Pod, 0, replicas)
+	pods := make([]availability.Pod, 0, len(w.desired))
 	for ordinal, pod := range w.pods {
 		ready, since := podReadiness(pod)
 		if l, lost := w.lost[ordinal]; lost {
@@ -56,7 +54,7 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	wasMissing := memory.missingSince
 	missing := map[int]time.Time{}
-	for ordinal := 0; ordinal < replicas; ordinal++ {
+	for _, ordinal := range w.desired {
 		if _, exists := w.pods[ordinal]; exists {
 			continue
 		}
@@ -68,7 +66,7 @@ func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) p
 		pods = append(pods, availability.Pod{Ordinal: ordinal, UnreadySince: since})
 	}
 	memory.missingSince = missing
-	avail := availability.Classify(availability.Input{Replicas: replicas, Pods: pods, Grace: grace, Now: r.now()})
+	avail := availability.Classify(availability.Input{Replicas: len(w.desired), Desired: w.desired, Pods: pods, Grace: grace, Now: r.now()})
 	holding := map[int]bool{}
 	for _, o := range avail.Holding {
 		holding[o] = true

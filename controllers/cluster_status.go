@@ -74,12 +74,13 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 	}
 
 	st.PodStatuses = podStatuses(plan, pushed)
-	st.Summary = fmt.Sprintf("%d/%d pods ready, %d targets, %d unassigned", st.ReadyReplicas, workload.Replicas(cluster),
+	st.Summary = fmt.Sprintf("%d/%d pods ready, %d targets, %d unassigned", st.ReadyReplicas, len(w.desired),
 		st.TargetsCount, st.UnassignedTargets)
 	if st.SkippedTargets > 0 {
 		st.Summary += fmt.Sprintf(", %d skipped", st.SkippedTargets)
 	}
 
+	r.reportDomains(cluster, w)
 	r.setCapacityCondition(cluster, plan)
 	r.setAPISecuredCondition(cluster)
 	failed, applying := pushed.failedPods(), pushed.applyingPods()
@@ -105,7 +106,7 @@ func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv
 			strings.Join(applying, ", "))
 	}
 	meta.SetStatusCondition(&cluster.Status.Conditions, applied)
-	desired := workload.Replicas(cluster)
+	desired := int32(len(w.desired))
 	ready := st.ReadyReplicas >= desired && len(failed) == 0
 	setCondition(cluster, operatorv1alpha1.ConditionReady, ready, "Ready", "NotReady",
 		fmt.Sprintf("%d/%d collector pods ready and configured", st.ReadyReplicas, desired),

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,20 +24,14 @@ import (
 // are found by workload.Drift.
 const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
 
-// ensureWorkload makes the Cluster's target TLS Secret, StatefulSet, headless Service, bootstrap ConfigMap,
+// ensureWorkload makes the Cluster's target TLS Secret, StatefulSets (one, or one per domain), headless Service, bootstrap ConfigMap,
 // NetworkPolicy and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it,
 // and the configuration pushed next points at its files.
 func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	if err := r.ensureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
 		return err
 	}
-	sts := workload.StatefulSet(cluster, workload.Options{})
-	if w.apiTLS != nil {
-		sts.Spec.Template.Annotations[APITLSChecksumAnnotation] = w.apiTLS.checksum
-	}
-	if err := ensureOwned(ctx, r, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
-		have.Spec = want.Spec
-	}); err != nil {
+	if err := r.ensureStatefulSets(ctx, cluster, w); err != nil {
 		return err
 	}
 	if err := ensureOwned(ctx, r, cluster, workload.HeadlessService(cluster), &corev1.Service{}, func(have, want *corev1.Service) {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/domains"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -47,6 +48,8 @@ type fleet struct {
 	plainHTTP bool
 	// collectorOptions configure every collector the fleet starts.
 	collectorOptions []fakecollector.Option
+	// domains are the names of the Cluster's spec.domains, in order; empty for a Cluster without domains.
+	domains []string
 }
 
 // newFleet is a fleet of a Cluster with the default collector API: mutual TLS with the certificates the
@@ -101,6 +104,9 @@ func startTunedFleet(replicas int, podCapacity *int32, grace string, withTLS boo
 		tune(c)
 	}
 	f.plainHTTP = c.Spec.API.Insecure != nil
+	for _, d := range c.Spec.Domains {
+		f.domains = append(f.domains, d.Name)
+	}
 	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())
 	if withTLS {
 		f.serverTLS = f.issuedServerTLS()
@@ -112,7 +118,11 @@ func startTunedFleet(replicas int, podCapacity *int32, grace string, withTLS boo
 	return f
 }
 
-func (f *fleet) ip(ordinal int) string { return fmt.Sprintf("127.0.%d.%d", f.subnet, ordinal+1) }
+// ip is the pod's IP. A domain's pods (ordinals from domains.Slot) get 40 addresses per domain.
+func (f *fleet) ip(ordinal int) string {
+	index, inDomain := domains.Locate(ordinal)
+	return fmt.Sprintf("127.0.%d.%d", f.subnet, index*40+inDomain+1)
+}
 
 func freePort(ip string) int {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
@@ -162,7 +172,15 @@ func (f *fleet) deleteTarget(i int) {
 	Expect(k8sClient.Delete(suiteCtx, t)).To(Succeed())
 }
 
-func (f *fleet) podName(ordinal int) string { return f.name + "-" + strconv.Itoa(ordinal) }
+// podName is the name of the pod with the given ordinal: <fleet>-<ordinal>, or <fleet>-<domain>-<ordinal in
+// the domain> for a fleet with domains (ordinal from domains.Slot).
+func (f *fleet) podName(ordinal int) string {
+	if len(f.domains) == 0 {
+		return f.name + "-" + strconv.Itoa(ordinal)
+	}
+	index, inDomain := domains.Locate(ordinal)
+	return f.name + "-" + f.domains[index] + "-" + strconv.Itoa(inDomain)
+}
 
 // addPod starts a fake collector at the pod's IP and creates the Pod, Ready.
 func (f *fleet) addPod(ordinal int) { f.addPodOn(ordinal, "") }
@@ -174,11 +192,22 @@ func (f *fleet) addPodOn(ordinal int, node string) {
 	f.collectors[ordinal] = col
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: f.podName(ordinal), Namespace: f.ns,
-			Labels: map[string]string{operatorv1alpha1.ClusterLabel: f.name}},
+			Labels: f.podLabels(ordinal)},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test"}}},
 	}
 	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
 	f.setReady(ordinal, true)
+}
+
+// podLabels are the labels the StatefulSet gives the pod: the Cluster's, and the domain's on a fleet with
+// domains.
+func (f *fleet) podLabels(ordinal int) map[string]string {
+	labels := map[string]string{operatorv1alpha1.ClusterLabel: f.name}
+	if len(f.domains) > 0 {
+		index, _ := domains.Locate(ordinal)
+		labels[operatorv1alpha1.DomainLabel] = f.domains[index]
+	}
+	return labels
 }
 
 // newCollector is a collector as the fleet's pods run it.

@@ -20,8 +20,9 @@ package controllers
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/finalizers,verbs=update
 //
 // The collector workload. get reads an object the label-filtered cache cannot see: one whose cluster label
-// was removed (getOrCreate).
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update
+// was removed (getOrCreate). delete removes a StatefulSet no domain of the Cluster runs any more (domains
+// added, removed or renamed).
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=core,resources=pods;nodes,verbs=list;watch

@@ -183,6 +183,19 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		}, 20*time.Second).Should(BeTrue())
 	})
 
+	It("runs a StatefulSet per domain once the Cluster has domains, and deletes the one named after the Cluster", func() {
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) {
+			c.Spec.Domains = []operatorv1alpha1.ClusterDomain{{Name: "zone-a"}, {Name: "zone-b"}}
+		})
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			for _, zone := range []string{"zone-a", "zone-b"} {
+				g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-" + zone}, &appsv1.StatefulSet{})).To(Succeed())
+			}
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, f.key(), &appsv1.StatefulSet{}))).To(BeTrue())
+		}, 20*time.Second).Should(Succeed())
+	})
+
 	It("forgets a deleted Cluster, in the status of its Targets too", func() {
 		Expect(k8sClient.Delete(suiteCtx, f.cluster())).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -8,6 +8,9 @@ import (
 )
 
 // ClusterSpec is the desired fleet of gNMIc collector pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || has(self.domains)",message="domainPolicy needs domains: it spreads spec.replicas over spec.domains"
+// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.priority) || self.domainPolicy.priority.targetOrder.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.priority.targetOrder must name domains of spec.domains"
+// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.proportional) || self.domainPolicy.proportional.targetProportions.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.proportional.targetProportions must name domains of spec.domains"
 type ClusterSpec struct {
 	// Image is the gNMIc container image of the collector pods, for example ghcr.io/openconfig/gnmic:0.42.0.
 	// +kubebuilder:validation:MinLength=1
@@ -38,6 +41,27 @@ type ClusterSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Collector Pods",xDescriptors="urn:alm:descriptor:com.tectonic.ui:podCount"
 	Replicas *int32 `json:"replicas,omitempty"`
 
+	// Domains are failure domains (zones, node pools) the collector pods are spread over: one StatefulSet per
+	// domain, <cluster>-<domain>, whose pods <cluster>-<domain>-<ordinal> run on that domain's nodes.
+	// spec.replicas is split over them by domainPolicy, and the targets are placed over the pods of every
+	// domain together. Without domains the Cluster runs one StatefulSet named after it.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Failure Domains"
+	Domains []ClusterDomain `json:"domains,omitempty"`
+
+	// DomainPolicy spreads spec.replicas over the domains, as a Balancer spreads its replicas over its
+	// targets: priority (domainPolicy.priority.targetOrder names domains) or proportional
+	// (domainPolicy.proportional.targetProportions maps domain names to shares), and a fallback that runs
+	// elsewhere the replicas a domain does not start within startupTimeout. Unset spreads the replicas evenly
+	// (proportional, every domain 1) without fallback.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Domain Policy"
+	DomainPolicy *BalancerPolicy `json:"domainPolicy,omitempty"`
+
 	// API configures the collector's REST API, through which the operator pushes configuration.
 	// +kubebuilder:default={}
 	// +optional
@@ -65,6 +89,7 @@ type ClusterSpec struct {
 
 	// PodLabels are added to every collector pod. They cannot override operator.gnmic.dev/cluster.
 	// +kubebuilder:validation:XValidation:rule="!('operator.gnmic.dev/cluster' in self)",message="podLabels must not set operator.gnmic.dev/cluster: the operator owns that label"
+	// +kubebuilder:validation:XValidation:rule="!('operator.gnmic.dev/domain' in self)",message="podLabels must not set operator.gnmic.dev/domain: the operator owns that label"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	PodLabels map[string]string `json:"podLabels,omitempty"`
@@ -123,6 +148,79 @@ type ClusterSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
+}
+
+// ClusterDomain is one failure domain of a Cluster: where its pods run, and how many it may have.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not be above maxReplicas"
+type ClusterDomain struct {
+	// Name of the domain, for example zone-a. It names the domain's StatefulSet (<cluster>-<name>) and pods,
+	// and the domain in domainPolicy and in status.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=30
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// NodeSelector is added to spec.nodeSelector for the domain's pods; on the same key the domain's value
+	// wins. For example topology.kubernetes.io/zone: zone-a.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Affinity of the domain's pods, in place of spec.affinity when set.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Tolerations of the domain's pods, added to spec.tolerations.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// MinReplicas the domain always runs, whatever the policy and spec.replicas. Default 0.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas the domain never exceeds. Unset means no maximum; 0 keeps the domain empty.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+}
+
+// ClusterDomainStatus is what a Cluster asks of one domain and what the domain's pods do.
+type ClusterDomainStatus struct {
+	// Name of the domain.
+	Name string `json:"name"`
+	// Desired is the replica count of the domain's StatefulSet: its share of spec.replicas plus the
+	// replacements it holds.
+	// +optional
+	Desired int32 `json:"desired"`
+	// Current counts the domain's pods that exist and are not terminating.
+	// +optional
+	Current int32 `json:"current"`
+	// Ready counts the domain's pods whose collector runs (containers ready, node not lost).
+	// +optional
+	Ready int32 `json:"ready"`
+	// NotStarted counts the domain's pods that exist but do not run: waiting to be scheduled, starting, or no
+	// longer ready.
+	// +optional
+	NotStarted int32 `json:"notStarted"`
+	// NotStartedSince is since when the domain has been waiting for pods to start: from its oldest pod that
+	// has not started, kept while any of its pods (or desired pods not created yet) has not started, so that
+	// a recreated pod does not restart the startup timeout.
+	// +optional
+	NotStartedSince *metav1.Time `json:"notStartedSince,omitempty"`
+	// Replacements is how many of Desired stand in for replicas that did not start in blocked domains.
+	// +optional
+	Replacements int32 `json:"replacements,omitempty"`
+	// Blocked says that a pod of the domain has waited longer than the fallback's startupTimeout: its
+	// replicas that have not started run in the other domains, and it takes no replacements.
+	// +optional
+	Blocked bool `json:"blocked,omitempty"`
+	// Reasons say why Desired is what it is: a maximum reached, a minimum kept, a fallback.
+	// +listType=atomic
+	// +optional
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // APISpec configures the collector's REST API. Mutual TLS is on unless insecure opts out of it.
@@ -348,6 +446,13 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Summary",xDescriptors="urn:alm:descriptor:text"
 	Summary string `json:"summary,omitempty"`
 
+	// Domains says, for each of spec.domains, how many replicas it runs and why. Absent without domains.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failure Domains"
+	Domains []ClusterDomainStatus `json:"domains,omitempty"`
+
 	// Shard says which operator replica reconciles this Cluster when the operator runs sharded (--sharding):
 	// the replica, the ownership generation that fences a replica which lost the Cluster, and whether the
 	// owner let it go. Absent when the operator is not sharded.
@@ -355,6 +460,17 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Operator Replica"
 	Shard *ClusterShard `json:"shard,omitempty"`
 }
+
+// Condition type and reasons of a Cluster with domains.
+const (
+	// ConditionDomainFallback is True while a domain's pods have not started within the domain policy's
+	// startupTimeout and their replacements run in other domains (reason ReasonStartupTimeout); False with
+	// ReasonAllStarted or ReasonFallbackOff otherwise. Only Clusters with domains have it.
+	ConditionDomainFallback = "DomainFallback"
+	// ConditionDomainsPlaced is True (ReasonAllPlaced) when the domains' limits let the policy place exactly
+	// spec.replicas; False with ReasonMinReplicasExceedReplicas or ReasonMaxReplicasReached otherwise.
+	ConditionDomainsPlaced = "DomainsPlaced"
+)
 
 // Collector pod states in Cluster status.podStatuses.
 const (

@@ -5,6 +5,9 @@ const (
 	// ClusterLabel carries the name of the Cluster a collector pod (or any object the operator made for a
 	// Cluster) belongs to. status.selector of a Cluster is "ClusterLabel=<name>".
 	ClusterLabel = "operator.gnmic.dev/cluster"
+	// DomainLabel carries the domain (spec.domains[].name) of a collector pod and of its StatefulSet, on
+	// Clusters with domains only.
+	DomainLabel = "operator.gnmic.dev/domain"
 )
 
 // Condition types of a Cluster.

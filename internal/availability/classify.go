@@ -19,8 +19,11 @@ type Pod struct {
 
 // Input is the fleet as observed.
 type Input struct {
-	// Replicas is the desired number of pods: ordinals 0..Replicas-1.
+	// Replicas is the desired number of pods: ordinals 0..Replicas-1, unless Desired is set.
 	Replicas int
+	// Desired, when not nil, lists the desired ordinals in place of 0..Replicas-1: the pod numbers of a
+	// Cluster spread over domains, each domain's pods numbered from its own base.
+	Desired []int
 	// Pods are the pods that exist, at most one per ordinal. A desired ordinal without an entry is missing
 	// since now.
 	Pods []Pod
@@ -49,7 +52,7 @@ func Classify(in Input) Result {
 		byOrdinal[p.Ordinal] = p
 	}
 	var r Result
-	for ordinal := 0; ordinal < in.Replicas; ordinal++ {
+	for _, ordinal := range in.desired() {
 		p, seen := byOrdinal[ordinal]
 		if seen && p.Ready {
 			r.Ready = append(r.Ready, ordinal)
@@ -71,4 +74,16 @@ func Classify(in Input) Result {
 	sort.Ints(r.Ready)
 	sort.Ints(r.Holding)
 	return r
+}
+
+// desired are the desired ordinals: Desired, or 0..Replicas-1.
+func (in Input) desired() []int {
+	if in.Desired != nil {
+		return in.Desired
+	}
+	out := make([]int, in.Replicas)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

@@ -58,6 +58,14 @@ func TestClassify(t *testing.T) {
 			wantEnds:    now.Add(30 * time.Second),
 		},
 		{
+			name: "desired ordinals in place of a replica count: only those are ready or holding",
+			in: Input{Desired: []int{0, 100000, 100001}, Pods: []Pod{{Ordinal: 0, Ready: true}, {Ordinal: 1, Ready: true},
+				{Ordinal: 100000, Ready: true}}, Grace: grace, Now: now},
+			wantReady:   []int{0, 100000},
+			wantHolding: []int{100001},
+			wantEnds:    now.Add(grace),
+		},
+		{
 			name:        "an unready-since in the future counts from now",
 			in:          Input{Replicas: 1, Pods: []Pod{{Ordinal: 0, UnreadySince: now.Add(time.Hour)}}, Grace: grace, Now: now},
 			wantHolding: []int{0},

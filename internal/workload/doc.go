@@ -10,7 +10,12 @@
 // and without owner references (the reconciler sets those and applies the
 // objects). Every object is named after the Cluster and labelled with
 // operator.gnmic.dev/cluster=<name>, which is also the pods' selector, so pod
-// <cluster>-<ordinal> answers at <pod>.<cluster>.<namespace>.svc. A collector
+// <cluster>-<ordinal> answers at <pod>.<cluster>.<namespace>.svc. A Cluster
+// with spec.domains runs one StatefulSet per domain instead (DomainStatefulSet,
+// <cluster>-<domain>, its pods also labelled operator.gnmic.dev/domain), all
+// governed by the one headless Service; PodName and PodOrdinal then map a
+// pod's placement number (internal/domains) to <cluster>-<domain>-<ordinal>
+// and back. A collector
 // pod starts with only the bootstrap file: its REST API address, metrics and
 // logging, and mutual TLS unless spec.api.insecure opts out. Everything it collects is pushed
 // later through that API (package render builds it), so a change to what a

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/domains"
 )
 
 // DefaultRestPort is the collector REST port when spec.api.restPort is unset
@@ -50,17 +51,44 @@ func APITLS(c *v1alpha1.Cluster) bool {
 }
 
 // PodName is the name of the collector pod with the given ordinal, as the
-// StatefulSet names it.
+// StatefulSet names it. On a Cluster with domains the ordinal is the pod's
+// placement number (domains.Slot) and the pod is
+// <cluster>-<domain>-<ordinal in its domain>.
 func PodName(c *v1alpha1.Cluster, ordinal int) string {
-	return fmt.Sprintf("%s-%d", c.Name, ordinal)
+	if len(c.Spec.Domains) == 0 {
+		return fmt.Sprintf("%s-%d", c.Name, ordinal)
+	}
+	index, inDomain := domains.Locate(ordinal)
+	if index >= len(c.Spec.Domains) {
+		return fmt.Sprintf("%s-%d", c.Name, ordinal)
+	}
+	return fmt.Sprintf("%s-%d", DomainStatefulSetName(c, index), inDomain)
 }
 
 // PodOrdinal returns the ordinal of the collector pod podName of c: 12 for
 // "<cluster>-12". It rejects names of other Clusters' pods (including those
 // of a Cluster whose name extends c's, such as "<cluster>-1-0"), and
-// ordinals that are not plain decimal numbers.
+// ordinals that are not plain decimal numbers. On a Cluster with domains it
+// returns the placement number of "<cluster>-<domain>-<ordinal>"
+// (domains.Slot) and rejects the names of pods of no declared domain: the
+// rest of the name after a domain's prefix must be a plain number, so two
+// domains never claim one name (zone-a and zone-a-1 give c-zone-a-1 to zone-a
+// and c-zone-a-1-0 to zone-a-1).
 func PodOrdinal(c *v1alpha1.Cluster, podName string) (int, bool) {
-	digits, ok := strings.CutPrefix(podName, c.Name+"-")
+	if len(c.Spec.Domains) == 0 {
+		return ordinalAfter(podName, c.Name+"-")
+	}
+	for i := range c.Spec.Domains {
+		if n, ok := ordinalAfter(podName, DomainStatefulSetName(c, i)+"-"); ok && n < domains.Stride {
+			return domains.Slot(i, n), true
+		}
+	}
+	return 0, false
+}
+
+// ordinalAfter parses the plain decimal number that follows prefix in name.
+func ordinalAfter(name, prefix string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, prefix)
 	if !ok || digits == "" || (len(digits) > 1 && digits[0] == '0') {
 		return 0, false
 	}
@@ -74,6 +102,12 @@ func PodOrdinal(c *v1alpha1.Cluster, podName string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// DomainStatefulSetName is the name of the StatefulSet of the domain at
+// index of spec.domains: <cluster>-<domain>.
+func DomainStatefulSetName(c *v1alpha1.Cluster, index int) string {
+	return c.Name + "-" + c.Spec.Domains[index].Name
 }
 
 // PodHost is the DNS name of a collector pod through the headless Service:
