@@ -204,7 +204,7 @@ var _ = Describe("Cluster reconciler", func() {
 		}, 10*time.Second).Should(Succeed())
 	})
 
-	It("moves no other target when one target is added or removed", func() {
+	It("moves no other target when one is added, and only what the capacity requires when one is removed", func() {
 		f := newFleet(3, nil, "")
 		f.addTargets(0, 9)
 		f.converged(9, 0)
@@ -216,13 +216,29 @@ var _ = Describe("Cluster reconciler", func() {
 				Expect(pod).To(Equal(before[name]), "adding a target moved %s", name)
 			}
 		}
+		// Removing one brings the capacity back to ceil(9/3) = 3: a pod left with more than 3 (the one that took
+		// target 9, unless target 4 was on it) sheds its excess, and nothing else moves.
+		added := f.statusPods()
 		f.deleteTarget(4)
 		f.converged(9, 0)
-		for name, pod := range f.statusPods() {
-			if name != targetName(9) {
-				Expect(pod).To(Equal(before[name]), "removing a target moved %s", name)
+		left := map[string]int{}
+		for name, pod := range added {
+			if name != targetName(4) {
+				left[pod]++
 			}
 		}
+		excess := 0
+		for _, n := range left {
+			excess += max(0, n-3)
+		}
+		moved := 0
+		for name, pod := range f.statusPods() {
+			if pod != added[name] {
+				moved++
+				Expect(left[added[name]]).To(BeNumerically(">", 3), "removing a target moved %s off a pod within capacity", name)
+			}
+		}
+		Expect(moved).To(Equal(excess), "targets moved when one was removed")
 	})
 
 	It("moves and pushes nothing when the operator restarts", func() {
