@@ -16,13 +16,23 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -70,7 +80,10 @@ type shardMember struct {
 	identity string
 	api      *apiCut
 	reads    *selectedReads
-	stop     context.CancelFunc
+	// metrics serves the custom metrics API from the member's cache, as the operator's metrics server does.
+	metrics *metricsadapter.CustomProvider
+	cache   client.Reader
+	stop    context.CancelFunc
 	exited   chan error
 }
 
@@ -124,7 +137,10 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	c := install.restConfig(nil)
 	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return m.api.wrap(m.reads.wrap(requests.wrap(rt))) }
 	namespace := install.namespace
-	mgr := newManager(c)
+	mgr := newShardedManager(c)
+	Expect(metricsadapter.IndexPodsByCluster(suiteCtx, mgr.GetFieldIndexer())).To(Succeed())
+	m.metrics, _ = metricsadapter.NewProviders(mgr.GetCache(), true)
+	m.cache = mgr.GetCache()
 	leases, err := kubernetes.NewForConfig(c)
 	Expect(err).NotTo(HaveOccurred())
 	m.identity = controllers.NewShardMemberIdentity(name)
@@ -144,6 +160,34 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	m.stop = stop
 	go func() { m.exited <- mgr.Start(ctx) }()
 	return m
+}
+
+// newShardedManager is a manager as the operator builds it with --sharding (manager.go).
+func newShardedManager(restConfig *rest.Config) ctrl.Manager {
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Cache:                  cache.Options{ByObject: controllers.ShardedCacheByObject()},
+		Logger:                 ctrl.Log,
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return mgr
+}
+
+// targetsPresent is gnmic_targets_present of the fleet's pods as the member's custom metrics API answers it.
+func (m *shardMember) targetsPresent(f *fleet) map[string]int64 {
+	list, err := m.metrics.GetMetricBySelector(suiteCtx, f.ns,
+		labels.SelectorFromSet(labels.Set{operatorv1alpha1.ClusterLabel: f.name}),
+		provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true,
+			Metric: metricsadapter.TargetsPresentMetric}, labels.Everything())
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]int64{}
+	for _, item := range list.Items {
+		out[item.DescribedObject.Name] = item.Value.Value()
+	}
+	return out
 }
 
 // leave stops the member the way SIGTERM does and waits for it to end.
@@ -267,6 +311,14 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		noOverlap(pushes)
 		for _, p := range pushes {
 			Expect(p.member).To(BeElementOf(a.identity, b.identity))
+		}
+
+		By("every member answering the metrics API for every Cluster, its own or not")
+		for _, m := range []*shardMember{a, b} {
+			for _, f := range fleets {
+				Eventually(func() map[string]int64 { return m.targetsPresent(f) }).
+					Should(Equal(map[string]int64{f.podName(0): 3}), "member %s, Cluster %s", m.identity, f.ns)
+			}
 		}
 
 		var leases coordinationv1.LeaseList
@@ -424,6 +476,9 @@ var _ = Describe("A sharded replica's cache", Ordered, func() {
 			if !shared[read.resource] {
 				continue
 			}
+			if read == (selectedRead{resource: "pods", selector: operatorv1alpha1.ClusterLabel}) {
+				continue // the metrics API's pods: their identity only, checked below
+			}
 			Expect(read.namespace).NotTo(BeEmpty(), "%s read in every namespace", read.resource)
 			if read.namespace == f.ns {
 				inFleet = append(inFleet, read)
@@ -432,6 +487,14 @@ var _ = Describe("A sharded replica's cache", Ordered, func() {
 		Expect(inFleet).To(ContainElement(selectedRead{resource: "pods", namespace: f.ns,
 			selector: "operator.gnmic.dev/cluster in (fleet)"}))
 		Expect(inFleet).To(ContainElement(selectedRead{resource: "targets", namespace: f.ns}))
+
+		By("keeping of every collector pod, for the metrics API, only what names it")
+		var pod corev1.Pod
+		Expect(m.cache.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(0)}, &pod)).To(Succeed())
+		Expect(pod.Labels).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name))
+		Expect(pod.UID).NotTo(BeEmpty())
+		Expect(pod.Spec.Containers).To(BeEmpty())
+		Expect(pod.Status.Conditions).To(BeEmpty())
 	})
 
 	It("reconciles a Cluster it takes over only once its cache holds that Cluster's objects", func() {
