@@ -29,38 +29,43 @@ import (
 )
 
 // A sharded replica caches the objects of its share only (docs/sharding.md, "What each replica caches"): the
-// objects its Clusters own (selected by operator.gnmic.dev/cluster) and the Targets of their namespaces. It
-// holds one small controller-runtime cache per namespace where it owns (or is taking over) a Cluster, each
-// selecting `operator.gnmic.dev/cluster in (<those Clusters>)`. Objects carry their Cluster's name, not its
-// namespace, so a cluster-wide selector by name would hold every namespace's Cluster of that name: per
-// namespace, it holds exactly the share. When the share of a namespace changes, a cache with the new
-// selector is built, started and synced, then swapped in, and the old one stopped; the others are untouched.
+// objects its Clusters own (selected by operator.gnmic.dev/cluster) and the Targets of their namespaces. Per
+// namespace where it owns (or is taking over) a Cluster it holds two small controller-runtime caches: one of
+// the namespace's Targets (Pipelines select them by label selector; no label names their Cluster), kept while
+// the namespace is in the share, and one of the objects of its Clusters, selected by
+// `operator.gnmic.dev/cluster in (<those Clusters>)`. Objects carry their Cluster's name, not its namespace,
+// so a cluster-wide selector by name would hold every namespace's Cluster of that name: per namespace, it
+// holds exactly the share. When the Clusters of a namespace's share change, a cache of their objects with
+// the new selector is built, started and synced, then swapped in and the old one stopped; the Targets' cache
+// and the other namespaces' caches are untouched.
 //
-// Invariant: shareCaches.covers(c) is true only once a synced cache holds every object of Cluster c, and
-// the reconciler reconciles c only then (cluster_shard.go): a cache missing a Cluster's StatefulSet and Pods
-// would make it re-place every target.
+// Invariant: shareCaches.covers(c) is true only once synced caches hold every object of Cluster c and every
+// Target of its namespace, and the reconciler reconciles c only then (cluster_shard.go): a cache missing a
+// Cluster's StatefulSet and Pods would make it re-place every target.
 
 // shareSettle is how long the share must stay unchanged before the caches follow it: a replica that takes
 // over many Clusters one by one in one namespace builds one cache for them, not one each.
 const shareSettle = 200 * time.Millisecond
 
-// shareKinds are the kinds served from the share's caches. Cluster-owned kinds are selected by Cluster;
-// Targets are selected by Pipelines' label selectors (no label names their Cluster), so a share holds its
-// namespaces' Targets whole.
-func shareKinds() []client.Object {
+// clusterObjectKinds are the kinds a Cluster owns, each labelled operator.gnmic.dev/cluster.
+func clusterObjectKinds() []client.Object {
 	return []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Service{}, &appsv1.StatefulSet{},
-		&policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &operatorv1alpha1.Target{}}
+		&policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}
 }
 
-// shareCaches holds the caches of this replica's share, one per namespace. It is a manager runnable.
+// targetKinds are the kinds a share holds whole in each of its namespaces.
+func targetKinds() []client.Object { return []client.Object{&operatorv1alpha1.Target{}} }
+
+// shareCaches holds the caches of this replica's share, per namespace. It is a manager runnable.
 type shareCaches struct {
 	config *rest.Config
 	http   *http.Client
 	scheme *runtime.Scheme
 	mapper meta.RESTMapper
-	// kinds are the GroupVersionKinds of shareKinds, and of their lists, that reads route here.
-	kinds map[string]bool
-	// wake asks the reconciler to look at a Cluster whose cache just synced.
+	// clusterObjects and targets are the GroupKinds of clusterObjectKinds and targetKinds, and of their
+	// lists: the reads that route here.
+	clusterObjects, targets map[string]bool
+	// wake asks the reconciler to look at a Cluster whose caches just synced.
 	wake func(types.NamespacedName)
 
 	changed chan struct{}
@@ -70,19 +75,25 @@ type shareCaches struct {
 	want       map[string][]string
 	namespaces map[string]*namespaceShare
 	// watch registers the reconciler's event handlers on a new cache; nil until the controller starts.
-	watch func(ctx context.Context, c cache.Cache) error
+	watch func(ctx context.Context, c cache.Cache, kinds []client.Object) error
 }
 
-// namespaceShare is one namespace's cache: the one serving reads and, while the share changes, the one
-// being built to replace it.
+// namespaceShare is one namespace's caches.
 type namespaceShare struct {
-	serving, building *clusterObjectCache
+	// targets holds the namespace's Targets from when the namespace enters the share until it leaves.
+	targets       *shareCache
+	targetsSynced bool
+	// serving holds the objects of the namespace's Clusters of the share and serves reads; building, while
+	// those Clusters change, is the one that will replace it.
+	serving, building *shareCache
 }
 
-// clusterObjectCache is a started cache of the named Clusters' objects in one namespace.
-type clusterObjectCache struct {
+// shareCache is a started cache of some kinds of one namespace: of the named Clusters' objects, or (no
+// Clusters) of all the namespace's objects of those kinds.
+type shareCache struct {
 	namespace string
 	clusters  []string // sorted
+	kinds     []client.Object
 	cache     cache.Cache
 	// ctx ends when the cache stops.
 	ctx  context.Context
@@ -92,17 +103,29 @@ type clusterObjectCache struct {
 func newShareCaches(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper,
 	wake func(types.NamespacedName)) (*shareCaches, error) {
 	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, wake: wake,
-		kinds: map[string]bool{}, changed: make(chan struct{}, 1), want: map[string][]string{},
-		namespaces: map[string]*namespaceShare{}}
-	for _, obj := range shareKinds() {
+		changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceShare{}}
+	var err error
+	if s.clusterObjects, err = groupKindsOf(scheme, clusterObjectKinds()); err != nil {
+		return nil, err
+	}
+	if s.targets, err = groupKindsOf(scheme, targetKinds()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// groupKindsOf are the GroupKinds of the objects and of their lists.
+func groupKindsOf(scheme *runtime.Scheme, objs []client.Object) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, obj := range objs {
 		gvk, err := clientGVK(scheme, obj)
 		if err != nil {
 			return nil, err
 		}
-		s.kinds[gvk.GroupKind().String()] = true
-		s.kinds[schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind + "List"}.String()] = true
+		out[gvk.GroupKind().String()] = true
+		out[schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind + "List"}.String()] = true
 	}
-	return s, nil
+	return out, nil
 }
 
 // NeedLeaderElection is false: every sharded replica holds its own share.
@@ -146,42 +169,56 @@ func (s *shareCaches) setShare(clusters []types.NamespacedName) {
 	}
 }
 
-// covers is true when a synced cache holds every object of the Cluster.
+// covers is true when synced caches hold every object of the Cluster and the Targets of its namespace.
 func (s *shareCaches) covers(key types.NamespacedName) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ns := s.namespaces[key.Namespace]
-	if ns == nil || ns.serving == nil {
+	if ns == nil || ns.serving == nil || !ns.targetsSynced {
 		return false
 	}
 	_, found := slices.BinarySearch(ns.serving.clusters, key.Name)
 	return found
 }
 
-// serving is the synced cache of the namespace, or nil.
-func (s *shareCaches) serving(namespace string) cache.Cache {
+// reader is the synced cache that serves obj's kind in the namespace, or nil: none does (yet).
+func (s *shareCaches) reader(obj runtime.Object, namespace string) cache.Cache {
+	gk, ok := s.groupKind(obj)
+	if !ok {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ns := s.namespaces[namespace]; ns != nil && ns.serving != nil {
+	ns := s.namespaces[namespace]
+	switch {
+	case ns == nil:
+		return nil
+	case s.targets[gk] && ns.targetsSynced:
+		return ns.targets.cache
+	case s.clusterObjects[gk] && ns.serving != nil:
 		return ns.serving.cache
 	}
 	return nil
 }
 
-// allServing are the synced caches of every namespace.
-func (s *shareCaches) allServing() []cache.Cache {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// readers are the synced caches of every namespace that serve obj's kind.
+func (s *shareCaches) readers(obj runtime.Object) []cache.Cache {
 	var out []cache.Cache
-	for _, ns := range s.namespaces {
-		if ns.serving != nil {
-			out = append(out, ns.serving.cache)
+	s.mu.Lock()
+	namespaces := make([]string, 0, len(s.namespaces))
+	for ns := range s.namespaces {
+		namespaces = append(namespaces, ns)
+	}
+	s.mu.Unlock()
+	for _, ns := range namespaces {
+		if c := s.reader(obj, ns); c != nil {
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// follow builds a cache for every namespace whose share changed and stops those of namespaces left.
+// follow starts the caches of every namespace whose share changed and stops those of namespaces left.
 func (s *shareCaches) follow(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,6 +228,15 @@ func (s *shareCaches) follow(ctx context.Context) {
 			ns = &namespaceShare{}
 			s.namespaces[namespace] = ns
 		}
+		if ns.targets == nil {
+			targets, err := s.startShareCache(ctx, namespace, nil, targetKinds())
+			if err != nil {
+				log.FromContext(ctx).Error(err, "cache the Targets of a namespace; its Clusters wait", "namespace", namespace)
+			} else {
+				ns.targets = targets
+				go s.serveWhenSynced(ctx, targets)
+			}
+		}
 		latest := ns.building
 		if latest == nil {
 			latest = ns.serving
@@ -198,42 +244,44 @@ func (s *shareCaches) follow(ctx context.Context) {
 		if latest != nil && slices.Equal(latest.clusters, clusters) {
 			continue
 		}
-		built, err := s.startClusterObjectCache(ctx, namespace, clusters)
+		built, err := s.startShareCache(ctx, namespace, clusters, clusterObjectKinds())
 		if err != nil {
-			log.FromContext(ctx).Error(err, "cache the share of a namespace; its Clusters wait", "namespace", namespace)
+			log.FromContext(ctx).Error(err, "cache the objects of a namespace's Clusters; they wait", "namespace", namespace)
 			continue
 		}
 		if ns.building != nil {
 			ns.building.stop()
 		}
 		ns.building = built
-		go s.swapWhenSynced(ctx, built)
+		go s.serveWhenSynced(ctx, built)
 	}
 	for namespace, ns := range s.namespaces {
-		if _, kept := s.want[namespace]; kept {
-			continue
+		if _, kept := s.want[namespace]; !kept {
+			ns.stop()
+			delete(s.namespaces, namespace)
 		}
-		for _, c := range []*clusterObjectCache{ns.serving, ns.building} {
-			if c != nil {
-				c.stop()
-			}
-		}
-		delete(s.namespaces, namespace)
 	}
 }
 
-// startClusterObjectCache starts a cache of the Clusters' objects and their namespace's Targets, with the
-// reconciler's watches on it. s.mu must be held.
-func (s *shareCaches) startClusterObjectCache(ctx context.Context, namespace string, clusters []string) (*clusterObjectCache, error) {
-	byCluster, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.In, clusters)
-	if err != nil {
-		return nil, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
+func (ns *namespaceShare) stop() {
+	for _, c := range []*shareCache{ns.targets, ns.serving, ns.building} {
+		if c != nil {
+			c.stop()
+		}
 	}
-	owned := cache.ByObject{Label: labels.NewSelector().Add(*byCluster)}
+}
+
+// startShareCache starts a cache of the kinds in the namespace, of the Clusters' objects only when clusters
+// are named, with the reconciler's watches on it. s.mu must be held.
+func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clusters []string, kinds []client.Object) (*shareCache, error) {
 	byObject := map[client.Object]cache.ByObject{}
-	for _, obj := range shareKinds() {
-		if _, isTarget := obj.(*operatorv1alpha1.Target); !isTarget {
-			byObject[obj] = owned
+	if clusters != nil {
+		byCluster, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.In, clusters)
+		if err != nil {
+			return nil, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
+		}
+		for _, obj := range kinds {
+			byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*byCluster)}
 		}
 	}
 	c, err := cache.New(s.config, cache.Options{
@@ -246,64 +294,77 @@ func (s *shareCaches) startClusterObjectCache(ctx context.Context, namespace str
 		ReaderFailOnMissingInformer: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create the cache of namespace %s: %w", namespace, err)
+		return nil, fmt.Errorf("create a cache of namespace %s: %w", namespace, err)
 	}
 	cacheCtx, stop := context.WithCancel(ctx)
-	for _, obj := range shareKinds() {
+	for _, obj := range kinds {
 		if _, err := c.GetInformer(cacheCtx, obj); err != nil {
 			stop()
 			return nil, fmt.Errorf("inform on %T in namespace %s: %w", obj, namespace, err)
 		}
 	}
 	if s.watch != nil {
-		if err := s.watch(cacheCtx, c); err != nil {
+		if err := s.watch(cacheCtx, c, kinds); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	go func() {
 		if err := c.Start(cacheCtx); err != nil {
-			log.FromContext(ctx).Error(err, "cache of the share stopped", "namespace", namespace)
+			log.FromContext(ctx).Error(err, "a cache of the share stopped", "namespace", namespace)
 		}
 	}()
-	return &clusterObjectCache{namespace: namespace, clusters: clusters, cache: c, ctx: cacheCtx, stop: stop}, nil
+	return &shareCache{namespace: namespace, clusters: clusters, kinds: kinds, cache: c, ctx: cacheCtx, stop: stop}, nil
 }
 
-// swapWhenSynced makes the cache serve its namespace once it synced, unless a newer one replaced it
-// meanwhile, stops the one it replaces, and wakes its Clusters (those without any object yet get no event).
-func (s *shareCaches) swapWhenSynced(ctx context.Context, built *clusterObjectCache) {
-	if !built.cache.WaitForCacheSync(ctx) {
+// serveWhenSynced makes the cache serve its namespace once it synced, unless a newer one replaced it
+// meanwhile, stops the one it replaces, and wakes the namespace's Clusters of the share (those without any
+// object yet get no event of their own).
+func (s *shareCaches) serveWhenSynced(ctx context.Context, built *shareCache) {
+	if !built.cache.WaitForCacheSync(built.ctx) {
 		return // stopped: replaced, left, or the replica stops
 	}
 	s.mu.Lock()
 	ns := s.namespaces[built.namespace]
-	if ns == nil || ns.building != built {
+	var replaced *shareCache
+	switch {
+	case ns == nil:
+		s.mu.Unlock()
+		return
+	case ns.targets == built:
+		ns.targetsSynced = true
+	case ns.building == built:
+		replaced = ns.serving
+		ns.serving, ns.building = built, nil
+	default:
 		s.mu.Unlock()
 		return
 	}
-	replaced := ns.serving
-	ns.serving, ns.building = built, nil
+	var clusters []string
+	if ns.serving != nil && ns.targetsSynced {
+		clusters = ns.serving.clusters
+	}
 	s.mu.Unlock()
 	if replaced != nil {
 		replaced.stop()
 	}
-	log.FromContext(ctx).V(1).Info("caching the share of a namespace", "namespace", built.namespace, "clusters", built.clusters)
-	for _, name := range built.clusters {
+	log.FromContext(ctx).V(1).Info("a cache of the share synced", "namespace", built.namespace, "clusters", built.clusters)
+	for _, name := range clusters {
 		s.wake(types.NamespacedName{Namespace: built.namespace, Name: name})
 	}
 }
 
 // watchWith registers the reconciler's event handlers on every cache, present and future.
-func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache) error) error {
+func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache, kinds []client.Object) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watch = watch
 	for _, ns := range s.namespaces {
-		for _, c := range []*clusterObjectCache{ns.serving, ns.building} {
+		for _, c := range []*shareCache{ns.targets, ns.serving, ns.building} {
 			if c == nil {
 				continue
 			}
-			if err := watch(c.ctx, c.cache); err != nil {
+			if err := watch(c.ctx, c.cache, c.kinds); err != nil {
 				return err
 			}
 		}
@@ -315,19 +376,25 @@ func (s *shareCaches) stopAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for namespace, ns := range s.namespaces {
-		for _, c := range []*clusterObjectCache{ns.serving, ns.building} {
-			if c != nil {
-				c.stop()
-			}
-		}
+		ns.stop()
 		delete(s.namespaces, namespace)
 	}
 }
 
 // routes is true for the kinds (and their lists) served from the share.
 func (s *shareCaches) routes(obj runtime.Object) bool {
+	_, ok := s.groupKind(obj)
+	return ok
+}
+
+// groupKind is the GroupKind of obj when the share serves it.
+func (s *shareCaches) groupKind(obj runtime.Object) (string, bool) {
 	gvk, err := clientGVK(s.scheme, obj)
-	return err == nil && s.kinds[gvk.GroupKind().String()]
+	if err != nil {
+		return "", false
+	}
+	gk := gvk.GroupKind().String()
+	return gk, s.clusterObjects[gk] || s.targets[gk]
 }
 
 // clientGVK is the object's kind as the scheme knows it; a PartialObjectMetadata carries its own.

@@ -26,7 +26,7 @@ func (c *shareClient) Get(ctx context.Context, key client.ObjectKey, obj client.
 	if !c.share.routes(obj) {
 		return c.Client.Get(ctx, key, obj, opts...)
 	}
-	if cached := c.share.serving(key.Namespace); cached != nil {
+	if cached := c.share.reader(obj, key.Namespace); cached != nil {
 		return cached.Get(ctx, key, obj, opts...)
 	}
 	return c.live.Get(ctx, key, obj, opts...)
@@ -41,7 +41,7 @@ func (c *shareClient) List(ctx context.Context, list client.ObjectList, opts ...
 	if o.Namespace == "" {
 		return c.listShare(ctx, list, opts...)
 	}
-	if cached := c.share.serving(o.Namespace); cached != nil {
+	if cached := c.share.reader(list, o.Namespace); cached != nil {
 		return cached.List(ctx, list, opts...)
 	}
 	return c.live.List(ctx, list, opts...)
@@ -51,7 +51,7 @@ func (c *shareClient) List(ctx context.Context, list client.ObjectList, opts ...
 // reconcile it need not see.
 func (c *shareClient) listShare(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	var items []runtime.Object
-	for _, cached := range c.share.allServing() {
+	for _, cached := range c.share.readers(list) {
 		part, ok := list.DeepCopyObject().(client.ObjectList)
 		if !ok {
 			return fmt.Errorf("copy list %T", list)

@@ -88,9 +88,10 @@ func TestSetShareGroupsTheClustersByNamespaceSortedOnce(t *testing.T) {
 
 func TestShareCachesCoverAClusterOnlyOnceACacheOfItServes(t *testing.T) {
 	s := testShareCaches(t)
-	s.namespaces["a"] = &namespaceShare{serving: &clusterObjectCache{namespace: "a", clusters: []string{"x", "y"}},
-		building: &clusterObjectCache{namespace: "a", clusters: []string{"w", "x", "y"}}}
-	s.namespaces["b"] = &namespaceShare{building: &clusterObjectCache{namespace: "b", clusters: []string{"z"}}}
+	s.namespaces["a"] = &namespaceShare{targetsSynced: true, serving: &shareCache{namespace: "a", clusters: []string{"x", "y"}},
+		building: &shareCache{namespace: "a", clusters: []string{"w", "x", "y"}}}
+	s.namespaces["b"] = &namespaceShare{targetsSynced: true, building: &shareCache{namespace: "b", clusters: []string{"z"}}}
+	s.namespaces["d"] = &namespaceShare{serving: &shareCache{namespace: "d", clusters: []string{"x"}}}
 	for _, tc := range []struct {
 		cluster types.NamespacedName
 		want    bool
@@ -100,6 +101,7 @@ func TestShareCachesCoverAClusterOnlyOnceACacheOfItServes(t *testing.T) {
 		{types.NamespacedName{Namespace: "a", Name: "w"}, false}, // its cache is still being built
 		{types.NamespacedName{Namespace: "b", Name: "z"}, false}, // the namespace has no serving cache yet
 		{types.NamespacedName{Namespace: "c", Name: "x"}, false}, // a Cluster of that name elsewhere
+		{types.NamespacedName{Namespace: "d", Name: "x"}, false}, // the namespace's Targets are not cached yet
 	} {
 		if got := s.covers(tc.cluster); got != tc.want {
 			t.Errorf("covers(%s) = %v, want %v", tc.cluster, got, tc.want)
@@ -126,14 +128,20 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 	pod := func(ns, name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
+	target := func(ns, name string) *operatorv1alpha1.Target {
+		return &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
 	manager := fake.NewClientBuilder().WithScheme(scheme).
 		WithObjects(&operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c"}}, pod("a", "stale")).Build()
 	shareA := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a", "p")).Build()
+	targetsA := fake.NewClientBuilder().WithScheme(scheme).WithObjects(target("a", "t")).Build()
 	shareB := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("b", "q")).Build()
-	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("c", "r"), pod("a", "p")).Build()
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("c", "r"), pod("a", "p"), target("b", "u")).Build()
 	s := testShareCaches(t)
-	s.namespaces["a"] = &namespaceShare{serving: &clusterObjectCache{clusters: []string{"c"}, cache: readerCache{reader: shareA}}}
-	s.namespaces["b"] = &namespaceShare{serving: &clusterObjectCache{clusters: []string{"c"}, cache: readerCache{reader: shareB}}}
+	s.namespaces["a"] = &namespaceShare{serving: &shareCache{clusters: []string{"c"}, cache: readerCache{reader: shareA}},
+		targets: &shareCache{cache: readerCache{reader: targetsA}}, targetsSynced: true}
+	s.namespaces["b"] = &namespaceShare{serving: &shareCache{clusters: []string{"c"}, cache: readerCache{reader: shareB}},
+		targets: &shareCache{}} // not synced yet
 	c := &shareClient{Client: manager, share: s, live: live}
 	ctx := context.Background()
 
@@ -146,6 +154,8 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 		{types.NamespacedName{Namespace: "a", Name: "stale"}, &corev1.Pod{}, false}, // never the manager's cache
 		{types.NamespacedName{Namespace: "c", Name: "r"}, &corev1.Pod{}, true},      // no cache: the API server
 		{types.NamespacedName{Namespace: "a", Name: "c"}, &operatorv1alpha1.Cluster{}, true},
+		{types.NamespacedName{Namespace: "a", Name: "t"}, &operatorv1alpha1.Target{}, true}, // the namespace's Targets
+		{types.NamespacedName{Namespace: "b", Name: "u"}, &operatorv1alpha1.Target{}, true}, // not synced: the API server
 	} {
 		err := c.Get(ctx, tc.key, tc.obj)
 		if (err == nil) != tc.found {

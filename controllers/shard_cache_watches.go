@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,8 +53,11 @@ type shareSource struct {
 }
 
 func (s shareSource) Start(_ context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-	return s.share.watchWith(func(ctx context.Context, c cache.Cache) error {
+	return s.share.watchWith(func(ctx context.Context, c cache.Cache, kinds []client.Object) error {
 		for _, w := range s.watches {
+			if !slices.ContainsFunc(kinds, func(kind client.Object) bool { return reflect.TypeOf(kind) == reflect.TypeOf(w.object) }) {
+				continue
+			}
 			if err := source.Kind(c, w.object, w.handler, w.predicates...).Start(ctx, queue); err != nil {
 				return fmt.Errorf("watch %T in the share: %w", w.object, err)
 			}
