@@ -84,7 +84,7 @@ type shardMember struct {
 	metrics *metricsadapter.CustomProvider
 	cache   client.Reader
 	stop    context.CancelFunc
-	exited   chan error
+	exited  chan error
 }
 
 // selectedReads records the lists and watches a member sends (what its caches hold) and can hold back
