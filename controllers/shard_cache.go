@@ -29,22 +29,25 @@ import (
 )
 
 // A sharded replica caches the objects of its share only (docs/sharding.md, "What each replica caches"): the
-// objects its Clusters own (selected by operator.gnmic.dev/cluster) and the Targets of their namespaces. Per
-// namespace where it owns (or is taking over) a Cluster it holds two small controller-runtime caches: one of
-// the namespace's Targets (Pipelines select them by label selector; no label names their Cluster), kept while
-// the namespace is in the share, and one of the objects of its Clusters, selected by
-// `operator.gnmic.dev/cluster in (<those Clusters>)`. Objects carry their Cluster's name, not its namespace,
-// so a cluster-wide selector by name would hold every namespace's Cluster of that name: per namespace, it
-// holds exactly the share. When the Clusters of a namespace's share change, a cache of their objects with
-// the new selector is built, started and synced, then swapped in and the old one stopped; the Targets' cache
-// and the other namespaces' caches are untouched.
+// objects its Clusters own and the Targets of their namespaces, in small controller-runtime caches of its
+// own:
+//   - one cache, across namespaces, of the objects of the Clusters of the share, selected by
+//     `operator.gnmic.dev/cluster in (<their names>)`. When those names change, a cache with the new selector
+//     is built, started and synced, then swapped in and the old one stopped. Objects carry their Cluster's
+//     name, not its namespace: a Cluster of the same name in another namespace comes along (a superset);
+//   - per namespace of the share, one cache of its Targets (Pipelines select them by label selector; no label
+//     names their Cluster), kept while the namespace is in the share.
+//
+// Why not a cache per namespace for everything: an informer costs about 84 KiB of heap and a dozen
+// goroutines (measured against kube-apiserver), more than a Cluster's few owned objects weigh, but less than
+// a namespace's Targets do.
 //
 // Invariant: shareCaches.covers(c) is true only once synced caches hold every object of Cluster c and every
 // Target of its namespace, and the reconciler reconciles c only then (cluster_shard.go): a cache missing a
 // Cluster's StatefulSet and Pods would make it re-place every target.
 
 // shareSettle is how long the share must stay unchanged before the caches follow it: a replica that takes
-// over many Clusters one by one in one namespace builds one cache for them, not one each.
+// over many Clusters one by one builds one cache for them, not one each.
 const shareSettle = 200 * time.Millisecond
 
 // clusterObjectKinds are the kinds a Cluster owns, each labelled operator.gnmic.dev/cluster.
@@ -56,7 +59,7 @@ func clusterObjectKinds() []client.Object {
 // targetKinds are the kinds a share holds whole in each of its namespaces.
 func targetKinds() []client.Object { return []client.Object{&operatorv1alpha1.Target{}} }
 
-// shareCaches holds the caches of this replica's share, per namespace. It is a manager runnable.
+// shareCaches holds the caches of this replica's share. It is a manager runnable.
 type shareCaches struct {
 	config *rest.Config
 	http   *http.Client
@@ -72,24 +75,24 @@ type shareCaches struct {
 
 	mu sync.Mutex
 	// want is the share: the names of the Clusters this replica owns or takes over, by namespace.
-	want       map[string][]string
-	namespaces map[string]*namespaceShare
+	want map[string][]string
+	// objects serves the Cluster objects of the share; building, while the share's names change, is the one
+	// that will replace it.
+	objects, building *shareCache
+	// namespaces hold the Targets of each namespace of the share.
+	namespaces map[string]*namespaceTargets
 	// watch registers the reconciler's event handlers on a new cache; nil until the controller starts.
 	watch func(ctx context.Context, c cache.Cache, kinds []client.Object) error
 }
 
-// namespaceShare is one namespace's caches.
-type namespaceShare struct {
-	// targets holds the namespace's Targets from when the namespace enters the share until it leaves.
-	targets       *shareCache
-	targetsSynced bool
-	// serving holds the objects of the namespace's Clusters of the share and serves reads; building, while
-	// those Clusters change, is the one that will replace it.
-	serving, building *shareCache
+// namespaceTargets is the cache of one namespace's Targets.
+type namespaceTargets struct {
+	cache  *shareCache
+	synced bool
 }
 
-// shareCache is a started cache of some kinds of one namespace: of the named Clusters' objects, or (no
-// Clusters) of all the namespace's objects of those kinds.
+// shareCache is a started cache of some kinds: of the named Clusters' objects in every namespace, or (no
+// Clusters) of all the objects of one namespace.
 type shareCache struct {
 	namespace string
 	clusters  []string // sorted
@@ -103,7 +106,7 @@ type shareCache struct {
 func newShareCaches(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper,
 	wake func(types.NamespacedName)) (*shareCaches, error) {
 	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, wake: wake,
-		changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceShare{}}
+		changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
 	var err error
 	if s.clusterObjects, err = groupKindsOf(scheme, clusterObjectKinds()); err != nil {
 		return nil, err
@@ -169,15 +172,29 @@ func (s *shareCaches) setShare(clusters []types.NamespacedName) {
 	}
 }
 
+// shareNames are the names of the Clusters of the share, sorted, once each. s.mu must be held.
+func (s *shareCaches) shareNames() []string {
+	var names []string
+	for _, clusters := range s.want {
+		names = append(names, clusters...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 // covers is true when synced caches hold every object of the Cluster and the Targets of its namespace.
 func (s *shareCaches) covers(key types.NamespacedName) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ns := s.namespaces[key.Namespace]
-	if ns == nil || ns.serving == nil || !ns.targetsSynced {
+	return s.coversLocked(key)
+}
+
+func (s *shareCaches) coversLocked(key types.NamespacedName) bool {
+	targets := s.namespaces[key.Namespace]
+	if s.objects == nil || targets == nil || !targets.synced {
 		return false
 	}
-	_, found := slices.BinarySearch(ns.serving.clusters, key.Name)
+	_, found := slices.BinarySearch(s.objects.clusters, key.Name)
 	return found
 }
 
@@ -189,118 +206,121 @@ func (s *shareCaches) reader(obj runtime.Object, namespace string) cache.Cache {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ns := s.namespaces[namespace]
-	switch {
-	case ns == nil:
-		return nil
-	case s.targets[gk] && ns.targetsSynced:
-		return ns.targets.cache
-	case s.clusterObjects[gk] && ns.serving != nil:
-		return ns.serving.cache
+	if s.clusterObjects[gk] {
+		if s.objects == nil {
+			return nil
+		}
+		return s.objects.cache
+	}
+	if targets := s.namespaces[namespace]; targets != nil && targets.synced {
+		return targets.cache.cache
 	}
 	return nil
 }
 
-// readers are the synced caches of every namespace that serve obj's kind.
+// readers are the synced caches that serve obj's kind in every namespace of the share.
 func (s *shareCaches) readers(obj runtime.Object) []cache.Cache {
-	var out []cache.Cache
-	s.mu.Lock()
-	namespaces := make([]string, 0, len(s.namespaces))
-	for ns := range s.namespaces {
-		namespaces = append(namespaces, ns)
+	gk, ok := s.groupKind(obj)
+	if !ok {
+		return nil
 	}
-	s.mu.Unlock()
-	for _, ns := range namespaces {
-		if c := s.reader(obj, ns); c != nil {
-			out = append(out, c)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []cache.Cache
+	if s.clusterObjects[gk] {
+		if s.objects != nil {
+			out = append(out, s.objects.cache)
+		}
+		return out
+	}
+	for _, targets := range s.namespaces {
+		if targets.synced {
+			out = append(out, targets.cache.cache)
 		}
 	}
 	return out
 }
 
-// follow starts the caches of every namespace whose share changed and stops those of namespaces left.
+// follow starts the caches the share needs now and stops those it no longer needs.
 func (s *shareCaches) follow(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for namespace, clusters := range s.want {
-		ns := s.namespaces[namespace]
-		if ns == nil {
-			ns = &namespaceShare{}
-			s.namespaces[namespace] = ns
-		}
-		if ns.targets == nil {
-			targets, err := s.startShareCache(ctx, namespace, nil, targetKinds())
-			if err != nil {
-				log.FromContext(ctx).Error(err, "cache the Targets of a namespace; its Clusters wait", "namespace", namespace)
-			} else {
-				ns.targets = targets
-				go s.serveWhenSynced(ctx, targets)
-			}
-		}
-		latest := ns.building
-		if latest == nil {
-			latest = ns.serving
-		}
-		if latest != nil && slices.Equal(latest.clusters, clusters) {
+	for namespace := range s.want {
+		if s.namespaces[namespace] != nil {
 			continue
 		}
-		built, err := s.startShareCache(ctx, namespace, clusters, clusterObjectKinds())
+		targets, err := s.startShareCache(ctx, namespace, nil, targetKinds())
 		if err != nil {
-			log.FromContext(ctx).Error(err, "cache the objects of a namespace's Clusters; they wait", "namespace", namespace)
+			log.FromContext(ctx).Error(err, "cache the Targets of a namespace; its Clusters wait", "namespace", namespace)
 			continue
 		}
-		if ns.building != nil {
-			ns.building.stop()
-		}
-		ns.building = built
-		go s.serveWhenSynced(ctx, built)
+		s.namespaces[namespace] = &namespaceTargets{cache: targets}
+		go s.serveWhenSynced(ctx, targets)
 	}
-	for namespace, ns := range s.namespaces {
+	for namespace, targets := range s.namespaces {
 		if _, kept := s.want[namespace]; !kept {
-			ns.stop()
+			targets.cache.stop()
 			delete(s.namespaces, namespace)
 		}
 	}
-}
 
-func (ns *namespaceShare) stop() {
-	for _, c := range []*shareCache{ns.targets, ns.serving, ns.building} {
-		if c != nil {
-			c.stop()
-		}
+	names := s.shareNames()
+	latest := s.building
+	if latest == nil {
+		latest = s.objects
 	}
+	switch {
+	case latest != nil && slices.Equal(latest.clusters, names):
+		return
+	case len(names) == 0:
+		for _, c := range []*shareCache{s.objects, s.building} {
+			if c != nil {
+				c.stop()
+			}
+		}
+		s.objects, s.building = nil, nil
+		return
+	}
+	built, err := s.startShareCache(ctx, "", names, clusterObjectKinds())
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cache the objects of the share's Clusters; they wait")
+		return
+	}
+	if s.building != nil {
+		s.building.stop()
+	}
+	s.building = built
+	go s.serveWhenSynced(ctx, built)
 }
 
-// startShareCache starts a cache of the kinds in the namespace, of the Clusters' objects only when clusters
-// are named, with the reconciler's watches on it. s.mu must be held.
+// startShareCache starts a cache of the kinds: of the named Clusters' objects in every namespace, or of
+// everything in the namespace; with the reconciler's watches on it. s.mu must be held.
 func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clusters []string, kinds []client.Object) (*shareCache, error) {
-	byObject := map[client.Object]cache.ByObject{}
+	opts := cache.Options{HTTPClient: s.http, Scheme: s.scheme, Mapper: s.mapper,
+		// Nothing the reconciler does reads managedFields; they are a large part of a Target.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		// Every kind read here is started below: a read of any other is a mistake, not a new informer.
+		ReaderFailOnMissingInformer: true,
+	}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
 	if clusters != nil {
 		byCluster, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.In, clusters)
 		if err != nil {
 			return nil, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
 		}
-		for _, obj := range kinds {
-			byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*byCluster)}
-		}
+		opts.DefaultLabelSelector = labels.NewSelector().Add(*byCluster)
 	}
-	c, err := cache.New(s.config, cache.Options{
-		HTTPClient: s.http, Scheme: s.scheme, Mapper: s.mapper,
-		DefaultNamespaces: map[string]cache.Config{namespace: {}},
-		ByObject:          byObject,
-		// Nothing the reconciler does reads managedFields; they are a large part of a Target.
-		DefaultTransform: cache.TransformStripManagedFields(),
-		// Every kind read here is started below: a read of any other is a mistake, not a new informer.
-		ReaderFailOnMissingInformer: true,
-	})
+	c, err := cache.New(s.config, opts)
 	if err != nil {
-		return nil, fmt.Errorf("create a cache of namespace %s: %w", namespace, err)
+		return nil, fmt.Errorf("create a cache of the share: %w", err)
 	}
 	cacheCtx, stop := context.WithCancel(ctx)
 	for _, obj := range kinds {
 		if _, err := c.GetInformer(cacheCtx, obj); err != nil {
 			stop()
-			return nil, fmt.Errorf("inform on %T in namespace %s: %w", obj, namespace, err)
+			return nil, fmt.Errorf("inform on %T: %w", obj, err)
 		}
 	}
 	if s.watch != nil {
@@ -317,40 +337,43 @@ func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clu
 	return &shareCache{namespace: namespace, clusters: clusters, kinds: kinds, cache: c, ctx: cacheCtx, stop: stop}, nil
 }
 
-// serveWhenSynced makes the cache serve its namespace once it synced, unless a newer one replaced it
-// meanwhile, stops the one it replaces, and wakes the namespace's Clusters of the share (those without any
-// object yet get no event of their own).
+// serveWhenSynced makes the cache serve once it synced, unless a newer one replaced it meanwhile, stops the
+// one it replaces, and wakes the Clusters it completes the cover of (those without any object yet get no
+// event of their own).
 func (s *shareCaches) serveWhenSynced(ctx context.Context, built *shareCache) {
 	if !built.cache.WaitForCacheSync(built.ctx) {
 		return // stopped: replaced, left, or the replica stops
 	}
 	s.mu.Lock()
-	ns := s.namespaces[built.namespace]
 	var replaced *shareCache
-	switch {
-	case ns == nil:
-		s.mu.Unlock()
-		return
-	case ns.targets == built:
-		ns.targetsSynced = true
-	case ns.building == built:
-		replaced = ns.serving
-		ns.serving, ns.building = built, nil
+	switch targets := s.namespaces[built.namespace]; {
+	case built.namespace != "" && targets != nil && targets.cache == built:
+		targets.synced = true
+	case built.namespace == "" && s.building == built:
+		replaced = s.objects
+		s.objects, s.building = built, nil
 	default:
 		s.mu.Unlock()
 		return
 	}
-	var clusters []string
-	if ns.serving != nil && ns.targetsSynced {
-		clusters = ns.serving.clusters
+	var covered []types.NamespacedName
+	for namespace, clusters := range s.want {
+		if built.namespace != "" && namespace != built.namespace {
+			continue
+		}
+		for _, name := range clusters {
+			if key := (types.NamespacedName{Namespace: namespace, Name: name}); s.coversLocked(key) {
+				covered = append(covered, key)
+			}
+		}
 	}
 	s.mu.Unlock()
 	if replaced != nil {
 		replaced.stop()
 	}
 	log.FromContext(ctx).V(1).Info("a cache of the share synced", "namespace", built.namespace, "clusters", built.clusters)
-	for _, name := range clusters {
-		s.wake(types.NamespacedName{Namespace: built.namespace, Name: name})
+	for _, key := range covered {
+		s.wake(key)
 	}
 }
 
@@ -359,14 +382,16 @@ func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache, k
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watch = watch
-	for _, ns := range s.namespaces {
-		for _, c := range []*shareCache{ns.targets, ns.serving, ns.building} {
-			if c == nil {
-				continue
-			}
-			if err := watch(c.ctx, c.cache, c.kinds); err != nil {
-				return err
-			}
+	started := []*shareCache{s.objects, s.building}
+	for _, targets := range s.namespaces {
+		started = append(started, targets.cache)
+	}
+	for _, c := range started {
+		if c == nil {
+			continue
+		}
+		if err := watch(c.ctx, c.cache, c.kinds); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -375,8 +400,14 @@ func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache, k
 func (s *shareCaches) stopAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for namespace, ns := range s.namespaces {
-		ns.stop()
+	for _, c := range []*shareCache{s.objects, s.building} {
+		if c != nil {
+			c.stop()
+		}
+	}
+	s.objects, s.building = nil, nil
+	for namespace, targets := range s.namespaces {
+		targets.cache.stop()
 		delete(s.namespaces, namespace)
 	}
 }

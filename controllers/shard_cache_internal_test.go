@@ -86,22 +86,21 @@ func TestSetShareGroupsTheClustersByNamespaceSortedOnce(t *testing.T) {
 	}
 }
 
-func TestShareCachesCoverAClusterOnlyOnceACacheOfItServes(t *testing.T) {
+func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *testing.T) {
 	s := testShareCaches(t)
-	s.namespaces["a"] = &namespaceShare{targetsSynced: true, serving: &shareCache{namespace: "a", clusters: []string{"x", "y"}},
-		building: &shareCache{namespace: "a", clusters: []string{"w", "x", "y"}}}
-	s.namespaces["b"] = &namespaceShare{targetsSynced: true, building: &shareCache{namespace: "b", clusters: []string{"z"}}}
-	s.namespaces["d"] = &namespaceShare{serving: &shareCache{namespace: "d", clusters: []string{"x"}}}
+	s.objects = &shareCache{clusters: []string{"x", "y"}}
+	s.building = &shareCache{clusters: []string{"w", "x", "y"}}
+	s.namespaces["a"] = &namespaceTargets{synced: true}
+	s.namespaces["b"] = &namespaceTargets{}
 	for _, tc := range []struct {
 		cluster types.NamespacedName
 		want    bool
 	}{
 		{types.NamespacedName{Namespace: "a", Name: "x"}, true},
 		{types.NamespacedName{Namespace: "a", Name: "y"}, true},
-		{types.NamespacedName{Namespace: "a", Name: "w"}, false}, // its cache is still being built
-		{types.NamespacedName{Namespace: "b", Name: "z"}, false}, // the namespace has no serving cache yet
-		{types.NamespacedName{Namespace: "c", Name: "x"}, false}, // a Cluster of that name elsewhere
-		{types.NamespacedName{Namespace: "d", Name: "x"}, false}, // the namespace's Targets are not cached yet
+		{types.NamespacedName{Namespace: "a", Name: "w"}, false}, // the cache of its objects is still being built
+		{types.NamespacedName{Namespace: "b", Name: "x"}, false}, // the namespace's Targets are not cached yet
+		{types.NamespacedName{Namespace: "c", Name: "x"}, false}, // a namespace outside the share
 	} {
 		if got := s.covers(tc.cluster); got != tc.want {
 			t.Errorf("covers(%s) = %v, want %v", tc.cluster, got, tc.want)
@@ -133,15 +132,13 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 	}
 	manager := fake.NewClientBuilder().WithScheme(scheme).
 		WithObjects(&operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c"}}, pod("a", "stale")).Build()
-	shareA := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a", "p")).Build()
+	objects := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a", "p"), pod("b", "q")).Build()
 	targetsA := fake.NewClientBuilder().WithScheme(scheme).WithObjects(target("a", "t")).Build()
-	shareB := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("b", "q")).Build()
-	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("c", "r"), pod("a", "p"), target("b", "u")).Build()
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("c", "r"), target("b", "u")).Build()
 	s := testShareCaches(t)
-	s.namespaces["a"] = &namespaceShare{serving: &shareCache{clusters: []string{"c"}, cache: readerCache{reader: shareA}},
-		targets: &shareCache{cache: readerCache{reader: targetsA}}, targetsSynced: true}
-	s.namespaces["b"] = &namespaceShare{serving: &shareCache{clusters: []string{"c"}, cache: readerCache{reader: shareB}},
-		targets: &shareCache{}} // not synced yet
+	s.objects = &shareCache{clusters: []string{"c"}, cache: readerCache{reader: objects}}
+	s.namespaces["a"] = &namespaceTargets{cache: &shareCache{cache: readerCache{reader: targetsA}}, synced: true}
+	s.namespaces["b"] = &namespaceTargets{cache: &shareCache{}} // not synced yet
 	c := &shareClient{Client: manager, share: s, live: live}
 	ctx := context.Background()
 
@@ -150,9 +147,9 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 		obj   client.Object
 		found bool
 	}{
-		{types.NamespacedName{Namespace: "a", Name: "p"}, &corev1.Pod{}, true},      // its namespace's cache
+		{types.NamespacedName{Namespace: "a", Name: "p"}, &corev1.Pod{}, true},      // the share's Cluster objects
 		{types.NamespacedName{Namespace: "a", Name: "stale"}, &corev1.Pod{}, false}, // never the manager's cache
-		{types.NamespacedName{Namespace: "c", Name: "r"}, &corev1.Pod{}, true},      // no cache: the API server
+		{types.NamespacedName{Namespace: "c", Name: "r"}, &corev1.Pod{}, false},     // not a Cluster of the share
 		{types.NamespacedName{Namespace: "a", Name: "c"}, &operatorv1alpha1.Cluster{}, true},
 		{types.NamespacedName{Namespace: "a", Name: "t"}, &operatorv1alpha1.Target{}, true}, // the namespace's Targets
 		{types.NamespacedName{Namespace: "b", Name: "u"}, &operatorv1alpha1.Target{}, true}, // not synced: the API server
@@ -161,6 +158,24 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 		if (err == nil) != tc.found {
 			t.Errorf("Get %T %s: %v, want found=%v", tc.obj, tc.key, err, tc.found)
 		}
+	}
+
+	targetNames := func(opts ...client.ListOption) []string {
+		var targets operatorv1alpha1.TargetList
+		if err := c.List(ctx, &targets, opts...); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, t := range targets.Items {
+			out = append(out, t.Namespace+"/"+t.Name)
+		}
+		return out
+	}
+	if got := targetNames(client.InNamespace("b")); !slices.Equal(got, []string{"b/u"}) {
+		t.Errorf("targets of a namespace whose cache is not synced: %v, want the API server's", got)
+	}
+	if got := targetNames(); !slices.Equal(got, []string{"a/t"}) {
+		t.Errorf("targets of every namespace: %v, want those of the share's synced caches", got)
 	}
 
 	names := func(opts ...client.ListOption) []string {
@@ -180,8 +195,8 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 		want []string
 	}{
 		{[]client.ListOption{client.InNamespace("a")}, []string{"a/p"}},
-		{[]client.ListOption{client.InNamespace("c")}, []string{"c/r"}},
-		{nil, []string{"a/p", "b/q"}}, // every namespace of the share, and only those
+		{[]client.ListOption{client.InNamespace("c")}, nil},
+		{nil, []string{"a/p", "b/q"}}, // the share's Clusters in every namespace
 	} {
 		if got := names(tc.opts...); !slices.Equal(got, tc.want) {
 			t.Errorf("List pods %v: %v, want %v", tc.opts, got, tc.want)
