@@ -70,6 +70,10 @@ type shareCaches struct {
 	clusterObjects, targets map[string]bool
 	// wake asks the reconciler to look at a Cluster whose caches just synced.
 	wake func(types.NamespacedName)
+	// watchNamespaces are the namespaces the operator watches (--watch-namespace); none means all. The
+	// cache of the Cluster objects, selected by name across namespaces, stays within them: an install that
+	// OLM grants only some namespaces may list nothing beyond.
+	watchNamespaces []string
 
 	changed chan struct{}
 
@@ -296,21 +300,9 @@ func (s *shareCaches) follow(ctx context.Context) {
 // startShareCache starts a cache of the kinds: of the named Clusters' objects in every namespace, or of
 // everything in the namespace; with the reconciler's watches on it. s.mu must be held.
 func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clusters []string, kinds []client.Object) (*shareCache, error) {
-	opts := cache.Options{HTTPClient: s.http, Scheme: s.scheme, Mapper: s.mapper,
-		// Nothing the reconciler does reads managedFields; they are a large part of a Target.
-		DefaultTransform: cache.TransformStripManagedFields(),
-		// Every kind read here is started below: a read of any other is a mistake, not a new informer.
-		ReaderFailOnMissingInformer: true,
-	}
-	if namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
-	}
-	if clusters != nil {
-		byCluster, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.In, clusters)
-		if err != nil {
-			return nil, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
-		}
-		opts.DefaultLabelSelector = labels.NewSelector().Add(*byCluster)
+	opts, err := s.shareCacheOptions(namespace, clusters)
+	if err != nil {
+		return nil, err
 	}
 	c, err := cache.New(s.config, opts)
 	if err != nil {
@@ -335,6 +327,35 @@ func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clu
 		}
 	}()
 	return &shareCache{namespace: namespace, clusters: clusters, kinds: kinds, cache: c, ctx: cacheCtx, stop: stop}, nil
+}
+
+// shareCacheOptions configure a cache of the share: of the namespace (every watched namespace when none is
+// named), and of the named Clusters' objects only when some are named.
+func (s *shareCaches) shareCacheOptions(namespace string, clusters []string) (cache.Options, error) {
+	opts := cache.Options{HTTPClient: s.http, Scheme: s.scheme, Mapper: s.mapper,
+		// Nothing the reconciler does reads managedFields; they are a large part of a Target.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		// Every kind read here is started before the cache: a read of any other is a mistake, not a new informer.
+		ReaderFailOnMissingInformer: true,
+	}
+	namespaces := s.watchNamespaces
+	if namespace != "" {
+		namespaces = []string{namespace}
+	}
+	for _, ns := range namespaces {
+		if opts.DefaultNamespaces == nil {
+			opts.DefaultNamespaces = map[string]cache.Config{}
+		}
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	if clusters != nil {
+		byCluster, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.In, clusters)
+		if err != nil {
+			return cache.Options{}, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
+		}
+		opts.DefaultLabelSelector = labels.NewSelector().Add(*byCluster)
+	}
+	return opts, nil
 }
 
 // serveWhenSynced makes the cache serve once it synced, unless a newer one replaced it meanwhile, stops the

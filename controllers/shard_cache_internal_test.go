@@ -230,3 +230,47 @@ func TestPodIdentityOnlyKeepsWhatNamesAPod(t *testing.T) {
 		t.Errorf("podIdentityOnly(%q) = %v, %v", tombstone, kept, err)
 	}
 }
+
+func TestShareCacheOptionsSelectTheShareWithinTheWatchedNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		watched    []string
+		namespace  string
+		clusters   []string
+		namespaces []string // nil: every namespace
+		selector   string
+	}{
+		{name: "the share's Cluster objects, every namespace", clusters: []string{"a", "b"},
+			selector: operatorv1alpha1.ClusterLabel + " in (a,b)"},
+		{name: "the share's Cluster objects, the watched namespaces only", watched: []string{"n1", "n2"},
+			clusters: []string{"a"}, namespaces: []string{"n1", "n2"}, selector: operatorv1alpha1.ClusterLabel + " in (a)"},
+		{name: "a namespace's Targets, whole", watched: []string{"n1", "n2"}, namespace: "n2", namespaces: []string{"n2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testShareCaches(t)
+			s.watchNamespaces = tc.watched
+			opts, err := s.shareCacheOptions(tc.namespace, tc.clusters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var namespaces []string
+			for ns := range opts.DefaultNamespaces {
+				namespaces = append(namespaces, ns)
+			}
+			slices.Sort(namespaces)
+			if !slices.Equal(namespaces, tc.namespaces) {
+				t.Errorf("namespaces %v, want %v", namespaces, tc.namespaces)
+			}
+			selector := ""
+			if opts.DefaultLabelSelector != nil {
+				selector = opts.DefaultLabelSelector.String()
+			}
+			if selector != tc.selector {
+				t.Errorf("selector %q, want %q", selector, tc.selector)
+			}
+			if opts.DefaultTransform == nil || !opts.ReaderFailOnMissingInformer {
+				t.Error("the share's caches keep managedFields, or start informers on reads")
+			}
+		})
+	}
+}

@@ -48,6 +48,9 @@ type Sharding struct {
 	Identity string
 	// LeaseDuration is how long a Lease stays valid after its renewal; renewals come every third of it.
 	LeaseDuration time.Duration
+	// WatchNamespaces are the namespaces the operator watches (--watch-namespace); none means every one. The
+	// caches of this replica's share stay within them.
+	WatchNamespaces []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -427,6 +430,7 @@ func (s *Sharding) cacheShare(mgr ctrl.Manager, r *ClusterReconciler) error {
 	if err != nil {
 		return fmt.Errorf("cache the share: %w", err)
 	}
+	share.watchNamespaces = s.WatchNamespaces
 	if err := mgr.Add(share); err != nil {
 		return fmt.Errorf("add the caches of the share: %w", err)
 	}
