@@ -9,12 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// shareClient is the sharded reconciler's client: reads of the share's kinds (shareKinds) go to the cache of
-// their namespace's share, every other read and every write to the client it wraps.
+// shareClient is the sharded reconciler's client: reads of the kinds the share holds (clusterObjectKinds,
+// targetKinds) go to the share's cache that holds them, every other read and every write to the client it
+// wraps.
 //
-// A namespace without a synced cache of the share is read from the API server: the reconciler reconciles
-// only covered Clusters (shareCaches.covers), so such reads come from watch mappings and from the clean-up
-// after a deleted Cluster, which must see what exists.
+// A read no synced cache serves (no Cluster objects cached yet, a namespace's Targets outside the share or
+// not synced yet) goes to the API server: the reconciler reconciles only covered Clusters
+// (shareCaches.covers), so such reads come from watch mappings and from the clean-up after a deleted
+// Cluster, which must see what exists.
 type shareClient struct {
 	client.Client
 	share *shareCaches
