@@ -131,6 +131,9 @@ func managerOptions(o options) ctrl.Options {
 		GracefulShutdownTimeout:       &o.gracefulShutdownTime,
 	}
 	opts.Cache = cache.Options{ByObject: controllers.CacheByObject()}
+	if o.sharding {
+		opts.Cache.ByObject = controllers.ShardedCacheByObject()
+	}
 	if o.watchNamespace != "" {
 		namespaces := map[string]cache.Config{}
 		for _, ns := range strings.Split(o.watchNamespace, ",") {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,8 +30,14 @@ func newSharding(mgr ctrl.Manager, o options) (*controllers.Sharding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientset for member leases: %w", err)
 	}
-	return &controllers.Sharding{
+	sharding := &controllers.Sharding{
 		Leases: clientset, Clusters: mgr.GetCache(), Namespace: namespace,
 		Identity: controllers.NewShardMemberIdentity(pod), LeaseDuration: o.shardLeaseDuration,
-	}, nil
+	}
+	if o.watchNamespace != "" {
+		for _, ns := range strings.Split(o.watchNamespace, ",") {
+			sharding.WatchNamespaces = append(sharding.WatchNamespaces, strings.TrimSpace(ns))
+		}
+	}
+	return sharding, nil
 }

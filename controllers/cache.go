@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -32,4 +33,30 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&policyv1.PodDisruptionBudget{}: owned,
 		&networkingv1.NetworkPolicy{}:   owned,
 	}
+}
+
+// ShardedCacheByObject is CacheByObject for a sharded replica (--sharding). Its reconciler reads and watches
+// the built-in kinds and Targets from the caches of its share (shard_cache.go), so the manager's cache holds
+// none of them but Pods, for the metrics API, which every replica serves for every Cluster and which reads a
+// pod's name, namespace, labels and UID only: the manager's cache keeps those, without spec or status.
+func ShardedCacheByObject() map[client.Object]cache.ByObject {
+	byObject := CacheByObject()
+	for obj, o := range byObject {
+		if _, isPod := obj.(*corev1.Pod); isPod {
+			o.Transform = podIdentityOnly
+			byObject[obj] = o
+		}
+	}
+	return byObject
+}
+
+// podIdentityOnly keeps of a Pod what names it: its name, namespace, labels and UID (and its resourceVersion,
+// which the cache needs).
+func podIdentityOnly(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil // a tombstone
+	}
+	return &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace,
+		UID: p.UID, Labels: p.Labels, ResourceVersion: p.ResourceVersion, DeletionTimestamp: p.DeletionTimestamp}}, nil
 }

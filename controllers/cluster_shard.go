@@ -47,6 +47,13 @@ func (r *ClusterReconciler) takeShardTurn(ctx context.Context, cluster *operator
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: cluster.Name}
 	switch action {
 	case shard.Reconcile:
+		if !r.Sharding.covers(key) {
+			// Its StatefulSet and Pods are not cached here yet: reconciling now would see none and re-place
+			// every target. The cache's sync wakes the Cluster; shardWait is the backstop.
+			done()
+			log.FromContext(ctx).V(1).Info("waiting for this replica's cache of the Cluster's objects")
+			return shardTurn{result: ctrl.Result{RequeueAfter: shardWait}}, nil
+		}
 		return shardTurn{proceed: true, generation: generation, done: done}, nil
 	case shard.TakeOver:
 		defer done()

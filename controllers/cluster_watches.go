@@ -47,25 +47,33 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 	options := controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}
 	shardWakes := make(<-chan event.GenericEvent)
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&operatorv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if r.Sharding != nil {
-		// Sharded, every replica reconciles its share: none waits for leader election.
+		// Sharded, every replica reconciles its share: none waits for leader election, and each caches and
+		// watches only its share's objects (shard_cache.go).
 		options.NeedLeaderElection = ptr.To(false)
 		shardWakes = r.Sharding.Wakes()
+		if err := r.Sharding.cacheShare(mgr, r); err != nil {
+			return err
+		}
 		if err := mgr.Add(r.Sharding); err != nil {
 			return fmt.Errorf("add operator sharding: %w", err)
 		}
+		b = b.WatchesRawSource(shareSource{share: r.Sharding.share,
+			watches: r.shareWatches(mgr, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))})
+	} else {
+		b = b.Owns(&appsv1.StatefulSet{}).
+			Owns(&corev1.Service{}).
+			Owns(&corev1.ConfigMap{}).
+			Owns(&policyv1.PodDisruptionBudget{}).
+			Owns(&networkingv1.NetworkPolicy{}).
+			Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
+			Watches(&operatorv1alpha1.Target{}, r.targetWakes.handler(), specOrLabels)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&operatorv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&policyv1.PodDisruptionBudget{}).
-		Owns(&networkingv1.NetworkPolicy{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
+	return b.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNode), builder.WithPredicates(nodeAvailabilityChanged())).
 		Watches(&operatorv1alpha1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&operatorv1alpha1.Target{}, r.targetWakes.handler(), specOrLabels).
 		Watches(&operatorv1alpha1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindSubscription)), specOrLabels).
 		Watches(&operatorv1alpha1.Output{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindOutput)), specOrLabels).
 		Watches(&operatorv1alpha1.Input{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindInput)), specOrLabels).

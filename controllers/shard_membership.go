@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -47,10 +48,15 @@ type Sharding struct {
 	Identity string
 	// LeaseDuration is how long a Lease stays valid after its renewal; renewals come every third of it.
 	LeaseDuration time.Duration
+	// WatchNamespaces are the namespaces the operator watches (--watch-namespace); none means every one. The
+	// caches of this replica's share stay within them.
+	WatchNamespaces []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
 	wakes chan event.GenericEvent
+	// share caches the objects of the Clusters this replica owns or takes over (shard_cache.go).
+	share *shareCaches
 
 	mu       sync.Mutex
 	self     shard.Lease
@@ -381,11 +387,15 @@ func (s *Sharding) reassign(ctx context.Context) {
 	in.Members = shard.ReadyMembers(s.allLeases(), now)
 	assignment := shard.Assign(in)
 	var wake []string
+	var share []types.NamespacedName
 	owned := shardLoad{}
 	for key, c := range byKey {
 		desired := assignment.Owners[key]
 		was, known := s.desired[key]
 		s.desired[key] = desired
+		if desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained) {
+			share = append(share, types.NamespacedName{Namespace: c.Namespace, Name: c.Name})
+		}
 		action := shard.Decide(s.viewLocked(c, desired), now)
 		if action == shard.Reconcile {
 			owned.clusters++
@@ -402,6 +412,9 @@ func (s *Sharding) reassign(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
+	if s.share != nil {
+		s.share.setShare(share)
+	}
 	owned.report()
 	for _, key := range wake {
 		c := byKey[key]
@@ -435,6 +448,34 @@ func (s *Sharding) viewLocked(c *operatorv1alpha1.Cluster, desired string) shard
 		}
 	}
 	return v
+}
+
+// cacheShare makes the reconciler read and watch the objects of this replica's share only: a cache per
+// namespace of the Clusters it owns or takes over, which reassign keeps up to date (shard_cache.go).
+func (s *Sharding) cacheShare(mgr ctrl.Manager, r *ClusterReconciler) error {
+	s.init()
+	share, err := newShareCaches(mgr.GetConfig(), mgr.GetHTTPClient(), mgr.GetScheme(), mgr.GetRESTMapper(),
+		func(key types.NamespacedName) {
+			select {
+			case s.wakes <- clusterWake(key):
+			default: // the queue is full: the reconcile waiting for the cache looks again (shardWait)
+			}
+		})
+	if err != nil {
+		return fmt.Errorf("cache the share: %w", err)
+	}
+	share.watchNamespaces = s.WatchNamespaces
+	if err := mgr.Add(share); err != nil {
+		return fmt.Errorf("add the caches of the share: %w", err)
+	}
+	s.share = share
+	r.Client = &shareClient{Client: r.Client, share: share, live: mgr.GetAPIReader()}
+	return nil
+}
+
+// covers is true when this replica's cache holds the Cluster's objects: only then may it reconcile it.
+func (s *Sharding) covers(key types.NamespacedName) bool {
+	return s.share == nil || s.share.covers(key)
 }
 
 // decide is what this replica may do with the Cluster now, and the generation that decision is for. It

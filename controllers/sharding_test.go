@@ -3,20 +3,38 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
 // shardLease is the member Lease duration of the sharding specs: short, so that a lost member's Clusters
@@ -62,18 +80,68 @@ func (b *cutBody) Read(p []byte) (int, error) {
 type shardMember struct {
 	identity string
 	api      *apiCut
-	stop     context.CancelFunc
-	exited   chan error
+	reads    *selectedReads
+	// metrics serves the custom metrics API from the member's cache, as the operator's metrics server does.
+	metrics *metricsadapter.CustomProvider
+	cache   client.Reader
+	stop    context.CancelFunc
+	exited  chan error
+}
+
+// selectedReads records the lists and watches a member sends (what its caches hold) and can hold back
+// those whose label selector names a given Cluster, as a slow or large list would.
+type selectedReads struct {
+	mu      sync.Mutex
+	sent    []selectedRead
+	slowFor string
+	delay   time.Duration
+}
+
+// selectedRead is one list or watch: its resource, its namespace ("" for every namespace), its label selector.
+type selectedRead struct{ resource, namespace, selector string }
+
+func (s *selectedReads) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		info, err := requestInfo.NewRequestInfo(req)
+		if err == nil && info.IsResourceRequest && (info.Verb == "list" || info.Verb == "watch") {
+			selector := req.URL.Query().Get("labelSelector")
+			s.mu.Lock()
+			s.sent = append(s.sent, selectedRead{resource: info.Resource, namespace: info.Namespace, selector: selector})
+			slow := s.slowFor != "" && strings.Contains(selector, s.slowFor)
+			delay := s.delay
+			s.mu.Unlock()
+			if slow {
+				time.Sleep(delay)
+			}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// holdBack delays every list and watch whose label selector names cluster.
+func (s *selectedReads) holdBack(cluster string, delay time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slowFor, s.delay = cluster, delay
+}
+
+func (s *selectedReads) all() []selectedRead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sent)
 }
 
 // startShardMember runs one member as the install's ServiceAccount, with exactly the RBAC config/default
 // grants it, its requests recorded in requests.
 func startShardMember(name string, install *operatorInstall, requests *apiRequests) *shardMember {
-	m := &shardMember{api: &apiCut{}, exited: make(chan error, 1)}
+	m := &shardMember{api: &apiCut{}, reads: &selectedReads{}, exited: make(chan error, 1)}
 	c := install.restConfig(nil)
-	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return m.api.wrap(requests.wrap(rt)) }
+	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return m.api.wrap(m.reads.wrap(requests.wrap(rt))) }
 	namespace := install.namespace
-	mgr := newManager(c)
+	mgr := newShardedManager(c)
+	Expect(metricsadapter.IndexPodsByCluster(suiteCtx, mgr.GetFieldIndexer())).To(Succeed())
+	m.metrics, _ = metricsadapter.NewProviders(mgr.GetCache(), true)
+	m.cache = mgr.GetCache()
 	leases, err := kubernetes.NewForConfig(c)
 	Expect(err).NotTo(HaveOccurred())
 	m.identity = controllers.NewShardMemberIdentity(name)
@@ -93,6 +161,34 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	m.stop = stop
 	go func() { m.exited <- mgr.Start(ctx) }()
 	return m
+}
+
+// newShardedManager is a manager as the operator builds it with --sharding (manager.go).
+func newShardedManager(restConfig *rest.Config) ctrl.Manager {
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Cache:                  cache.Options{ByObject: controllers.ShardedCacheByObject()},
+		Logger:                 ctrl.Log,
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return mgr
+}
+
+// targetsPresent is gnmic_targets_present of the fleet's pods as the member's custom metrics API answers it.
+func (m *shardMember) targetsPresent(f *fleet) map[string]int64 {
+	list, err := m.metrics.GetMetricBySelector(suiteCtx, f.ns,
+		labels.SelectorFromSet(labels.Set{operatorv1alpha1.ClusterLabel: f.name}),
+		provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true,
+			Metric: metricsadapter.TargetsPresentMetric}, labels.Everything())
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]int64{}
+	for _, item := range list.Items {
+		out[item.DescribedObject.Name] = item.Value.Value()
+	}
+	return out
 }
 
 // leave stops the member the way SIGTERM does and waits for it to end.
@@ -218,6 +314,14 @@ var _ = Describe("A sharded operator", Ordered, func() {
 			Expect(p.member).To(BeElementOf(a.identity, b.identity))
 		}
 
+		By("every member answering the metrics API for every Cluster, its own or not")
+		for _, m := range []*shardMember{a, b} {
+			for _, f := range fleets {
+				Eventually(func() map[string]int64 { return m.targetsPresent(f) }).
+					Should(Equal(map[string]int64{f.podName(0): 3}), "member %s, Cluster %s", m.identity, f.ns)
+			}
+		}
+
 		var leases coordinationv1.LeaseList
 		Expect(k8sClient.List(suiteCtx, &leases, client.InNamespace(install.namespace),
 			client.MatchingLabels{controllers.ShardMemberLabel: "true"})).To(Succeed())
@@ -316,5 +420,111 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		for _, verb := range []string{"get", "list", "watch", "create", "update", "delete"} {
 			Expect(requests.sends(permission{verb: verb, group: "coordination.k8s.io", resource: "leases"})).To(BeTrue(), verb)
 		}
+	})
+})
+
+// addClusterBeside makes a second Cluster, name, in the fleet's namespace, with one Ready collector pod created
+// before the Cluster and targets s0000… selected by their own Pipeline. The pod is there first so that a
+// replica that reconciled the Cluster without seeing it would report every target unassigned.
+func addClusterBeside(f *fleet, name string, targets int) *fleet {
+	g := &fleet{ns: f.ns, name: name, subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}}
+	g.port = freePort(g.ip(0))
+	DeferCleanup(g.close)
+	Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Spec: operatorv1alpha1.PipelineSpec{ClusterRef: name,
+			TargetSelectors:  []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": name}}},
+			SubscriptionRefs: []string{"counters"},
+			Outputs:          &operatorv1alpha1.OutputSelection{OutputRefs: []string{"file"}}}})).To(Succeed())
+	for i := 0; i < targets; i++ {
+		Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%04d", i),
+			Namespace: f.ns, Labels: map[string]string{"fleet": name}},
+			Spec: operatorv1alpha1.TargetSpec{Address: fmt.Sprintf("10.200.0.%d:57400", i), Profile: "routers"}})).To(Succeed())
+	}
+	g.addPod(0)
+	c := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}
+	c.Spec.Image = "ghcr.io/openconfig/gnmic:test"
+	c.Spec.Replicas = ptr.To(int32(1))
+	c.Spec.API.RestPort = int32(g.port)
+	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())
+	return g
+}
+
+var _ = Describe("A sharded replica's cache", Ordered, func() {
+	var (
+		install *operatorInstall
+		m       *shardMember
+		f       *fleet
+	)
+
+	BeforeAll(func() {
+		install = renderOperatorInstall()
+		install.apply()
+		waitForWritePolicies(install)
+		DeferCleanup(listingInformers())
+		f = newFleet(1, nil, "")
+		f.addTargets(0, 3)
+		m = startShardMember("operator-share", install, newAPIRequests())
+		DeferCleanup(func() {
+			// Leave no member behind for the other sharding specs, which count the members' Leases.
+			m.leave()
+			Expect(client.IgnoreNotFound(k8sClient.Delete(suiteCtx, &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Namespace: install.namespace, Name: m.identity}}))).To(Succeed())
+		})
+		f.converged(3, 0)
+	})
+
+	It("holds only the objects of the Clusters the replica owns and the Targets of their namespaces", func() {
+		Expect(owners([]*fleet{f})[f.ns]).To(Equal(m.identity))
+		clusterObjects := map[string]bool{"pods": true, "statefulsets": true, "services": true, "configmaps": true,
+			"poddisruptionbudgets": true, "networkpolicies": true}
+		var reads []selectedRead
+		for _, read := range m.reads.all() {
+			switch {
+			case read == (selectedRead{resource: "pods", selector: operatorv1alpha1.ClusterLabel}):
+				continue // the metrics API's pods: their identity only, checked below
+			case clusterObjects[read.resource]:
+				Expect(read.selector).To(HavePrefix(operatorv1alpha1.ClusterLabel+" in ("), "%s read beyond the share", read.resource)
+			case read.resource == "targets":
+				Expect(read.namespace).NotTo(BeEmpty(), "Targets read in every namespace")
+			default:
+				continue
+			}
+			reads = append(reads, read)
+		}
+		// Other specs' Clusters may be in the share too: the selector names fleet among them.
+		Expect(reads).To(ContainElement(WithTransform(func(r selectedRead) bool {
+			return r.resource == "pods" && r.namespace == "" &&
+				regexp.MustCompile(`^`+regexp.QuoteMeta(operatorv1alpha1.ClusterLabel)+` in \((.*,)?fleet(,.*)?\)$`).MatchString(r.selector)
+		}, BeTrue())), "the share's Pods selected by the names of its Clusters")
+		Expect(reads).To(ContainElement(selectedRead{resource: "targets", namespace: f.ns}))
+
+		By("keeping of every collector pod, for the metrics API, only what names it")
+		var pod corev1.Pod
+		Expect(m.cache.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.podName(0)}, &pod)).To(Succeed())
+		Expect(pod.Labels).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name))
+		Expect(pod.UID).NotTo(BeEmpty())
+		Expect(pod.Spec.Containers).To(BeEmpty())
+		Expect(pod.Status.Conditions).To(BeEmpty())
+	})
+
+	It("reconciles a Cluster it takes over only once its cache holds that Cluster's objects", func() {
+		// The namespace's cache holds the first Cluster's objects; the one that adds the second is held back,
+		// so that for seconds the replica owns a Cluster its serving cache knows no pod of.
+		m.reads.holdBack("second", 3*time.Second)
+		second := addClusterBeside(f, "second", 2)
+		var reports []string
+		Eventually(func(g Gomega) {
+			c := second.cluster()
+			if c.Status.Shard != nil && c.Status.TargetsCount > 0 {
+				reports = append(reports, fmt.Sprintf("%d of %d targets unassigned", c.Status.UnassignedTargets, c.Status.TargetsCount))
+			}
+			g.Expect(c.Status.Shard).NotTo(BeNil())
+			g.Expect(c.Status.Shard.Owner).To(Equal(m.identity))
+			g.Expect(c.Status.TargetsCount).To(BeEquivalentTo(2))
+			g.Expect(c.Status.Collectors).To(HaveLen(1))
+			g.Expect(second.collectors[0].Targets()).To(ConsistOf("s0000", "s0001"))
+		}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+		Expect(reports).To(HaveEach(HavePrefix("0 of")), "the replica reconciled the Cluster without seeing its pod")
+		f.converged(3, 0)
 	})
 })

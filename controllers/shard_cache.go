@@ -1,0 +1,468 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+// A sharded replica caches the objects of its share only (docs/sharding.md, "What each replica caches"): the
+// objects its Clusters own and the Targets of their namespaces, in small controller-runtime caches of its
+// own:
+//   - one cache, across namespaces, of the objects of the Clusters of the share, selected by
+//     `operator.gnmic.dev/cluster in (<their names>)`. When those names change, a cache with the new selector
+//     is built, started and synced, then swapped in and the old one stopped. Objects carry their Cluster's
+//     name, not its namespace: a Cluster of the same name in another namespace comes along (a superset);
+//   - per namespace of the share, one cache of its Targets (Pipelines select them by label selector; no label
+//     names their Cluster), kept while the namespace is in the share.
+//
+// Why not a cache per namespace for everything: an informer costs about 84 KiB of heap and a dozen
+// goroutines (measured against kube-apiserver), more than a Cluster's few owned objects weigh, but less than
+// a namespace's Targets do.
+//
+// Invariant: shareCaches.covers(c) is true only once synced caches hold every object of Cluster c and every
+// Target of its namespace, and the reconciler reconciles c only then (cluster_shard.go): a cache missing a
+// Cluster's StatefulSet and Pods would make it re-place every target.
+
+// shareSettle is how long the share must stay unchanged before the caches follow it: a replica that takes
+// over many Clusters one by one builds one cache for them, not one each.
+const shareSettle = 200 * time.Millisecond
+
+// clusterObjectKinds are the kinds a Cluster owns, each labelled operator.gnmic.dev/cluster.
+func clusterObjectKinds() []client.Object {
+	return []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Service{}, &appsv1.StatefulSet{},
+		&policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}
+}
+
+// targetKinds are the kinds a share holds whole in each of its namespaces.
+func targetKinds() []client.Object { return []client.Object{&operatorv1alpha1.Target{}} }
+
+// shareCaches holds the caches of this replica's share. It is a manager runnable.
+type shareCaches struct {
+	config *rest.Config
+	http   *http.Client
+	scheme *runtime.Scheme
+	mapper meta.RESTMapper
+	// clusterObjects and targets are the GroupKinds of clusterObjectKinds and targetKinds, and of their
+	// lists: the reads that route here.
+	clusterObjects, targets map[string]bool
+	// wake asks the reconciler to look at a Cluster whose caches just synced.
+	wake func(types.NamespacedName)
+	// watchNamespaces are the namespaces the operator watches (--watch-namespace); none means all. The
+	// cache of the Cluster objects, selected by name across namespaces, stays within them: an install that
+	// OLM grants only some namespaces may list nothing beyond.
+	watchNamespaces []string
+
+	changed chan struct{}
+
+	mu sync.Mutex
+	// want is the share: the names of the Clusters this replica owns or takes over, by namespace.
+	want map[string][]string
+	// objects serves the Cluster objects of the share; building, while the share's names change, is the one
+	// that will replace it.
+	objects, building *shareCache
+	// namespaces hold the Targets of each namespace of the share.
+	namespaces map[string]*namespaceTargets
+	// watch registers the reconciler's event handlers on a new cache; nil until the controller starts.
+	watch func(ctx context.Context, c cache.Cache, kinds []client.Object) error
+}
+
+// namespaceTargets is the cache of one namespace's Targets.
+type namespaceTargets struct {
+	cache  *shareCache
+	synced bool
+}
+
+// shareCache is a started cache of some kinds: of the named Clusters' objects in every namespace, or (no
+// Clusters) of all the objects of one namespace.
+type shareCache struct {
+	namespace string
+	clusters  []string // sorted
+	kinds     []client.Object
+	cache     cache.Cache
+	// ctx ends when the cache stops.
+	ctx  context.Context
+	stop context.CancelFunc
+}
+
+func newShareCaches(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper,
+	wake func(types.NamespacedName)) (*shareCaches, error) {
+	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, wake: wake,
+		changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
+	var err error
+	if s.clusterObjects, err = groupKindsOf(scheme, clusterObjectKinds()); err != nil {
+		return nil, err
+	}
+	if s.targets, err = groupKindsOf(scheme, targetKinds()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// groupKindsOf are the GroupKinds of the objects and of their lists.
+func groupKindsOf(scheme *runtime.Scheme, objs []client.Object) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, obj := range objs {
+		gvk, err := clientGVK(scheme, obj)
+		if err != nil {
+			return nil, err
+		}
+		out[gvk.GroupKind().String()] = true
+		out[schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind + "List"}.String()] = true
+	}
+	return out, nil
+}
+
+// NeedLeaderElection is false: every sharded replica holds its own share.
+func (s *shareCaches) NeedLeaderElection() bool { return false }
+
+// Start follows the share until ctx ends, then stops every cache.
+func (s *shareCaches) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			s.stopAll()
+			return nil
+		case <-s.changed:
+		}
+		select {
+		case <-ctx.Done():
+			s.stopAll()
+			return nil
+		case <-time.After(shareSettle):
+		}
+		s.follow(ctx)
+	}
+}
+
+// setShare records the Clusters this replica owns or takes over; the caches follow shortly after.
+func (s *shareCaches) setShare(clusters []types.NamespacedName) {
+	want := map[string][]string{}
+	for _, c := range clusters {
+		want[c.Namespace] = append(want[c.Namespace], c.Name)
+	}
+	for ns := range want {
+		slices.Sort(want[ns])
+		want[ns] = slices.Compact(want[ns])
+	}
+	s.mu.Lock()
+	s.want = want
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// shareNames are the names of the Clusters of the share, sorted, once each. s.mu must be held.
+func (s *shareCaches) shareNames() []string {
+	var names []string
+	for _, clusters := range s.want {
+		names = append(names, clusters...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// covers is true when synced caches hold every object of the Cluster and the Targets of its namespace.
+func (s *shareCaches) covers(key types.NamespacedName) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.coversLocked(key)
+}
+
+func (s *shareCaches) coversLocked(key types.NamespacedName) bool {
+	targets := s.namespaces[key.Namespace]
+	if s.objects == nil || targets == nil || !targets.synced {
+		return false
+	}
+	_, found := slices.BinarySearch(s.objects.clusters, key.Name)
+	return found
+}
+
+// reader is the synced cache that serves obj's kind in the namespace, or nil: none does (yet).
+func (s *shareCaches) reader(obj runtime.Object, namespace string) cache.Cache {
+	gk, ok := s.groupKind(obj)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clusterObjects[gk] {
+		if s.objects == nil {
+			return nil
+		}
+		return s.objects.cache
+	}
+	if targets := s.namespaces[namespace]; targets != nil && targets.synced {
+		return targets.cache.cache
+	}
+	return nil
+}
+
+// readers are the synced caches that serve obj's kind in every namespace of the share.
+func (s *shareCaches) readers(obj runtime.Object) []cache.Cache {
+	gk, ok := s.groupKind(obj)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []cache.Cache
+	if s.clusterObjects[gk] {
+		if s.objects != nil {
+			out = append(out, s.objects.cache)
+		}
+		return out
+	}
+	for _, targets := range s.namespaces {
+		if targets.synced {
+			out = append(out, targets.cache.cache)
+		}
+	}
+	return out
+}
+
+// follow starts the caches the share needs now and stops those it no longer needs.
+func (s *shareCaches) follow(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for namespace := range s.want {
+		if s.namespaces[namespace] != nil {
+			continue
+		}
+		targets, err := s.startShareCache(ctx, namespace, nil, targetKinds())
+		if err != nil {
+			log.FromContext(ctx).Error(err, "cache the Targets of a namespace; its Clusters wait", "namespace", namespace)
+			continue
+		}
+		s.namespaces[namespace] = &namespaceTargets{cache: targets}
+		go s.serveWhenSynced(ctx, targets)
+	}
+	for namespace, targets := range s.namespaces {
+		if _, kept := s.want[namespace]; !kept {
+			targets.cache.stop()
+			delete(s.namespaces, namespace)
+		}
+	}
+
+	names := s.shareNames()
+	latest := s.building
+	if latest == nil {
+		latest = s.objects
+	}
+	switch {
+	case latest != nil && slices.Equal(latest.clusters, names):
+		return
+	case len(names) == 0:
+		for _, c := range []*shareCache{s.objects, s.building} {
+			if c != nil {
+				c.stop()
+			}
+		}
+		s.objects, s.building = nil, nil
+		return
+	}
+	built, err := s.startShareCache(ctx, "", names, clusterObjectKinds())
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cache the objects of the share's Clusters; they wait")
+		return
+	}
+	if s.building != nil {
+		s.building.stop()
+	}
+	s.building = built
+	go s.serveWhenSynced(ctx, built)
+}
+
+// startShareCache starts a cache of the kinds: of the named Clusters' objects in every namespace, or of
+// everything in the namespace; with the reconciler's watches on it. s.mu must be held.
+func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clusters []string, kinds []client.Object) (*shareCache, error) {
+	opts, err := s.shareCacheOptions(namespace, clusters)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(s.config, opts)
+	if err != nil {
+		return nil, fmt.Errorf("create a cache of the share: %w", err)
+	}
+	cacheCtx, stop := context.WithCancel(ctx)
+	for _, obj := range kinds {
+		if _, err := c.GetInformer(cacheCtx, obj); err != nil {
+			stop()
+			return nil, fmt.Errorf("inform on %T: %w", obj, err)
+		}
+	}
+	if s.watch != nil {
+		if err := s.watch(cacheCtx, c, kinds); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	go func() {
+		if err := c.Start(cacheCtx); err != nil {
+			log.FromContext(ctx).Error(err, "a cache of the share stopped", "namespace", namespace)
+		}
+	}()
+	return &shareCache{namespace: namespace, clusters: clusters, kinds: kinds, cache: c, ctx: cacheCtx, stop: stop}, nil
+}
+
+// shareCacheOptions configure a cache of the share: of the namespace (every watched namespace when none is
+// named), and of the named Clusters' objects only when some are named.
+func (s *shareCaches) shareCacheOptions(namespace string, clusters []string) (cache.Options, error) {
+	opts := cache.Options{HTTPClient: s.http, Scheme: s.scheme, Mapper: s.mapper,
+		// Nothing the reconciler does reads managedFields; they are a large part of a Target.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		// Every kind read here is started before the cache: a read of any other is a mistake, not a new informer.
+		ReaderFailOnMissingInformer: true,
+	}
+	namespaces := s.watchNamespaces
+	if namespace != "" {
+		namespaces = []string{namespace}
+	}
+	for _, ns := range namespaces {
+		if opts.DefaultNamespaces == nil {
+			opts.DefaultNamespaces = map[string]cache.Config{}
+		}
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	if clusters != nil {
+		byCluster, err := labels.NewRequirement(operatorv1alpha1.ClusterLabel, selection.In, clusters)
+		if err != nil {
+			return cache.Options{}, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
+		}
+		opts.DefaultLabelSelector = labels.NewSelector().Add(*byCluster)
+	}
+	return opts, nil
+}
+
+// serveWhenSynced makes the cache serve once it synced, unless a newer one replaced it meanwhile, stops the
+// one it replaces, and wakes the Clusters it completes the cover of (those without any object yet get no
+// event of their own).
+func (s *shareCaches) serveWhenSynced(ctx context.Context, built *shareCache) {
+	if !built.cache.WaitForCacheSync(built.ctx) {
+		return // stopped: replaced, left, or the replica stops
+	}
+	s.mu.Lock()
+	var replaced *shareCache
+	switch targets := s.namespaces[built.namespace]; {
+	case built.namespace != "" && targets != nil && targets.cache == built:
+		targets.synced = true
+	case built.namespace == "" && s.building == built:
+		replaced = s.objects
+		s.objects, s.building = built, nil
+	default:
+		s.mu.Unlock()
+		return
+	}
+	var covered []types.NamespacedName
+	for namespace, clusters := range s.want {
+		if built.namespace != "" && namespace != built.namespace {
+			continue
+		}
+		for _, name := range clusters {
+			if key := (types.NamespacedName{Namespace: namespace, Name: name}); s.coversLocked(key) {
+				covered = append(covered, key)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if replaced != nil {
+		replaced.stop()
+	}
+	log.FromContext(ctx).V(1).Info("a cache of the share synced", "namespace", built.namespace, "clusters", built.clusters)
+	for _, key := range covered {
+		s.wake(key)
+	}
+}
+
+// watchWith registers the reconciler's event handlers on every cache, present and future.
+func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache, kinds []client.Object) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watch = watch
+	started := []*shareCache{s.objects, s.building}
+	for _, targets := range s.namespaces {
+		started = append(started, targets.cache)
+	}
+	for _, c := range started {
+		if c == nil {
+			continue
+		}
+		if err := watch(c.ctx, c.cache, c.kinds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *shareCaches) stopAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range []*shareCache{s.objects, s.building} {
+		if c != nil {
+			c.stop()
+		}
+	}
+	s.objects, s.building = nil, nil
+	for namespace, targets := range s.namespaces {
+		targets.cache.stop()
+		delete(s.namespaces, namespace)
+	}
+}
+
+// routes is true for the kinds (and their lists) served from the share.
+func (s *shareCaches) routes(obj runtime.Object) bool {
+	_, ok := s.groupKind(obj)
+	return ok
+}
+
+// groupKind is the GroupKind of obj when the share serves it.
+func (s *shareCaches) groupKind(obj runtime.Object) (string, bool) {
+	gvk, err := clientGVK(s.scheme, obj)
+	if err != nil {
+		return "", false
+	}
+	gk := gvk.GroupKind().String()
+	return gk, s.clusterObjects[gk] || s.targets[gk]
+}
+
+// clientGVK is the object's kind as the scheme knows it; a PartialObjectMetadata carries its own.
+func clientGVK(scheme *runtime.Scheme, obj runtime.Object) (schema.GroupVersionKind, error) {
+	switch obj.(type) {
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		return schema.GroupVersionKind{}, fmt.Errorf("metadata-only reads are not routed")
+	}
+	kinds, _, err := scheme.ObjectKinds(obj)
+	if err != nil || len(kinds) == 0 {
+		return schema.GroupVersionKind{}, fmt.Errorf("kind of %T: %w", obj, err)
+	}
+	return kinds[0], nil
+}
+
+// clusterWake is a Cluster to reconcile, as the Sharding wakes carry it.
+func clusterWake(key types.NamespacedName) event.GenericEvent {
+	return event.GenericEvent{Object: &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+}

@@ -1,0 +1,276 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+)
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := operatorv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func testShareCaches(t *testing.T) *shareCaches {
+	t.Helper()
+	s, err := newShareCaches(nil, nil, testScheme(t), nil, func(types.NamespacedName) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestShareCachesRouteTheClusterObjectsAndTargetsOnly(t *testing.T) {
+	s := testShareCaches(t)
+	secretMeta := &metav1.PartialObjectMetadata{}
+	secretMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	for _, tc := range []struct {
+		obj  runtime.Object
+		want bool
+	}{
+		{&corev1.Pod{}, true},
+		{&corev1.PodList{}, true},
+		{&appsv1.StatefulSet{}, true},
+		{&appsv1.StatefulSetList{}, true},
+		{&corev1.ConfigMapList{}, true},
+		{&operatorv1alpha1.Target{}, true},
+		{&operatorv1alpha1.TargetList{}, true},
+		{&operatorv1alpha1.Cluster{}, false}, // every replica holds every Cluster: the metrics API reads them
+		{&operatorv1alpha1.PipelineList{}, false},
+		{&corev1.Secret{}, false},
+		{secretMeta, false},
+		{&corev1.Node{}, false},
+	} {
+		if got := s.routes(tc.obj); got != tc.want {
+			t.Errorf("routes(%T) = %v, want %v", tc.obj, got, tc.want)
+		}
+	}
+}
+
+func TestSetShareGroupsTheClustersByNamespaceSortedOnce(t *testing.T) {
+	s := testShareCaches(t)
+	s.setShare([]types.NamespacedName{{Namespace: "a", Name: "y"}, {Namespace: "b", Name: "z"},
+		{Namespace: "a", Name: "x"}, {Namespace: "a", Name: "y"}})
+	want := map[string][]string{"a": {"x", "y"}, "b": {"z"}}
+	if len(s.want) != len(want) {
+		t.Fatalf("share %v, want %v", s.want, want)
+	}
+	for ns, names := range want {
+		if !slices.Equal(s.want[ns], names) {
+			t.Errorf("share of namespace %s: %v, want %v", ns, s.want[ns], names)
+		}
+	}
+	select {
+	case <-s.changed:
+	default:
+		t.Error("a new share does not ask the caches to follow it")
+	}
+}
+
+func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *testing.T) {
+	s := testShareCaches(t)
+	s.objects = &shareCache{clusters: []string{"x", "y"}}
+	s.building = &shareCache{clusters: []string{"w", "x", "y"}}
+	s.namespaces["a"] = &namespaceTargets{synced: true}
+	s.namespaces["b"] = &namespaceTargets{}
+	for _, tc := range []struct {
+		cluster types.NamespacedName
+		want    bool
+	}{
+		{types.NamespacedName{Namespace: "a", Name: "x"}, true},
+		{types.NamespacedName{Namespace: "a", Name: "y"}, true},
+		{types.NamespacedName{Namespace: "a", Name: "w"}, false}, // the cache of its objects is still being built
+		{types.NamespacedName{Namespace: "b", Name: "x"}, false}, // the namespace's Targets are not cached yet
+		{types.NamespacedName{Namespace: "c", Name: "x"}, false}, // a namespace outside the share
+	} {
+		if got := s.covers(tc.cluster); got != tc.want {
+			t.Errorf("covers(%s) = %v, want %v", tc.cluster, got, tc.want)
+		}
+	}
+}
+
+// readerCache is a cache whose reads come from a fake client.
+type readerCache struct {
+	cache.Cache
+	reader client.Reader
+}
+
+func (c readerCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.reader.Get(ctx, key, obj, opts...)
+}
+
+func (c readerCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.reader.List(ctx, list, opts...)
+}
+
+func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
+	scheme := testScheme(t)
+	pod := func(ns, name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	target := func(ns, name string) *operatorv1alpha1.Target {
+		return &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	manager := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(&operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c"}}, pod("a", "stale")).Build()
+	objects := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a", "p"), pod("b", "q")).Build()
+	targetsA := fake.NewClientBuilder().WithScheme(scheme).WithObjects(target("a", "t")).Build()
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("c", "r"), target("b", "u")).Build()
+	s := testShareCaches(t)
+	s.objects = &shareCache{clusters: []string{"c"}, cache: readerCache{reader: objects}}
+	s.namespaces["a"] = &namespaceTargets{cache: &shareCache{cache: readerCache{reader: targetsA}}, synced: true}
+	s.namespaces["b"] = &namespaceTargets{cache: &shareCache{}} // not synced yet
+	c := &shareClient{Client: manager, share: s, live: live}
+	ctx := context.Background()
+
+	for _, tc := range []struct {
+		key   types.NamespacedName
+		obj   client.Object
+		found bool
+	}{
+		{types.NamespacedName{Namespace: "a", Name: "p"}, &corev1.Pod{}, true},      // the share's Cluster objects
+		{types.NamespacedName{Namespace: "a", Name: "stale"}, &corev1.Pod{}, false}, // never the manager's cache
+		{types.NamespacedName{Namespace: "c", Name: "r"}, &corev1.Pod{}, false},     // not a Cluster of the share
+		{types.NamespacedName{Namespace: "a", Name: "c"}, &operatorv1alpha1.Cluster{}, true},
+		{types.NamespacedName{Namespace: "a", Name: "t"}, &operatorv1alpha1.Target{}, true}, // the namespace's Targets
+		{types.NamespacedName{Namespace: "b", Name: "u"}, &operatorv1alpha1.Target{}, true}, // not synced: the API server
+	} {
+		err := c.Get(ctx, tc.key, tc.obj)
+		if (err == nil) != tc.found {
+			t.Errorf("Get %T %s: %v, want found=%v", tc.obj, tc.key, err, tc.found)
+		}
+	}
+
+	targetNames := func(opts ...client.ListOption) []string {
+		var targets operatorv1alpha1.TargetList
+		if err := c.List(ctx, &targets, opts...); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, t := range targets.Items {
+			out = append(out, t.Namespace+"/"+t.Name)
+		}
+		return out
+	}
+	if got := targetNames(client.InNamespace("b")); !slices.Equal(got, []string{"b/u"}) {
+		t.Errorf("targets of a namespace whose cache is not synced: %v, want the API server's", got)
+	}
+	if got := targetNames(); !slices.Equal(got, []string{"a/t"}) {
+		t.Errorf("targets of every namespace: %v, want those of the share's synced caches", got)
+	}
+
+	names := func(opts ...client.ListOption) []string {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, opts...); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range pods.Items {
+			out = append(out, p.Namespace+"/"+p.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		opts []client.ListOption
+		want []string
+	}{
+		{[]client.ListOption{client.InNamespace("a")}, []string{"a/p"}},
+		{[]client.ListOption{client.InNamespace("c")}, nil},
+		{nil, []string{"a/p", "b/q"}}, // the share's Clusters in every namespace
+	} {
+		if got := names(tc.opts...); !slices.Equal(got, tc.want) {
+			t.Errorf("List pods %v: %v, want %v", tc.opts, got, tc.want)
+		}
+	}
+}
+
+func TestPodIdentityOnlyKeepsWhatNamesAPod(t *testing.T) {
+	now := metav1.Now()
+	full := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "c-0", Namespace: "n", UID: "u", ResourceVersion: "7", DeletionTimestamp: &now,
+			Labels: map[string]string{operatorv1alpha1.ClusterLabel: "c"}, Annotations: map[string]string{"big": "x"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic"}}},
+		Status: corev1.PodStatus{PodIP: "10.0.0.1"},
+	}
+	got, err := podIdentityOnly(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.(*corev1.Pod)
+	if p.Name != "c-0" || p.Namespace != "n" || p.UID != "u" || p.ResourceVersion != "7" || p.DeletionTimestamp == nil ||
+		p.Labels[operatorv1alpha1.ClusterLabel] != "c" {
+		t.Errorf("lost what names the pod: %+v", p.ObjectMeta)
+	}
+	if len(p.Spec.Containers) != 0 || p.Status.PodIP != "" || p.Annotations != nil || p.ManagedFields != nil {
+		t.Errorf("kept more than what names the pod: %+v", p)
+	}
+	tombstone := "not a pod"
+	if kept, err := podIdentityOnly(tombstone); err != nil || kept != tombstone {
+		t.Errorf("podIdentityOnly(%q) = %v, %v", tombstone, kept, err)
+	}
+}
+
+func TestShareCacheOptionsSelectTheShareWithinTheWatchedNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		watched    []string
+		namespace  string
+		clusters   []string
+		namespaces []string // nil: every namespace
+		selector   string
+	}{
+		{name: "the share's Cluster objects, every namespace", clusters: []string{"a", "b"},
+			selector: operatorv1alpha1.ClusterLabel + " in (a,b)"},
+		{name: "the share's Cluster objects, the watched namespaces only", watched: []string{"n1", "n2"},
+			clusters: []string{"a"}, namespaces: []string{"n1", "n2"}, selector: operatorv1alpha1.ClusterLabel + " in (a)"},
+		{name: "a namespace's Targets, whole", watched: []string{"n1", "n2"}, namespace: "n2", namespaces: []string{"n2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testShareCaches(t)
+			s.watchNamespaces = tc.watched
+			opts, err := s.shareCacheOptions(tc.namespace, tc.clusters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var namespaces []string
+			for ns := range opts.DefaultNamespaces {
+				namespaces = append(namespaces, ns)
+			}
+			slices.Sort(namespaces)
+			if !slices.Equal(namespaces, tc.namespaces) {
+				t.Errorf("namespaces %v, want %v", namespaces, tc.namespaces)
+			}
+			selector := ""
+			if opts.DefaultLabelSelector != nil {
+				selector = opts.DefaultLabelSelector.String()
+			}
+			if selector != tc.selector {
+				t.Errorf("selector %q, want %q", selector, tc.selector)
+			}
+			if opts.DefaultTransform == nil || !opts.ReaderFailOnMissingInformer {
+				t.Error("the share's caches keep managedFields, or start informers on reads")
+			}
+		})
+	}
+}
