@@ -9,10 +9,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -57,6 +59,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if err := r.Sharding.cacheShare(mgr, r); err != nil {
 			return err
 		}
+		r.Sharding.ready = informersSynced(mgr.GetCache(), managerCacheKinds()...)
 		if err := mgr.Add(r.Sharding); err != nil {
 			return fmt.Errorf("add operator sharding: %w", err)
 		}
@@ -84,6 +87,29 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(options).
 		Named("cluster").
 		Complete(r)
+}
+
+// managerCacheKinds are the kinds a sharded Cluster controller watches through the manager's cache; the
+// objects of its share come from the share's caches (shard_cache.go).
+func managerCacheKinds() []client.Object {
+	secrets := &metav1.PartialObjectMetadata{}
+	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return []client.Object{&operatorv1alpha1.Cluster{}, &corev1.Node{}, &operatorv1alpha1.Pipeline{},
+		&operatorv1alpha1.Subscription{}, &operatorv1alpha1.Output{}, &operatorv1alpha1.Input{},
+		&operatorv1alpha1.TargetProfile{}, secrets}
+}
+
+// informersSynced returns a wait for the informers of kinds in c: each is started if it was not, and the wait
+// returns once all have synced.
+func informersSynced(c cache.Cache, kinds ...client.Object) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, obj := range kinds {
+			if _, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(true)); err != nil {
+				return fmt.Errorf("sync the %T informer: %w", obj, err)
+			}
+		}
+		return nil
+	}
 }
 
 func requests(namespace string, clusters ...string) []reconcile.Request {

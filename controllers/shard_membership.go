@@ -57,6 +57,9 @@ type Sharding struct {
 	wakes chan event.GenericEvent
 	// share caches the objects of the Clusters this replica owns or takes over (shard_cache.go).
 	share *shareCaches
+	// ready returns once the informers the Cluster controller reads from the manager's cache have synced
+	// (nil: at once); the member joins only then.
+	ready func(context.Context) error
 
 	mu       sync.Mutex
 	self     shard.Lease
@@ -123,6 +126,16 @@ func (s *Sharding) Start(ctx context.Context) error {
 	s.init()
 	logger := log.FromContext(ctx).WithName("sharding").WithValues("member", s.Identity)
 	ctx = log.IntoContext(ctx, logger)
+	// A member is given Clusters as soon as it joins: one that cannot reconcile yet (a replica restarted into
+	// a large fleet lists it for seconds) would hold them while the others could have taken them.
+	if s.ready != nil {
+		if err := s.ready(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("wait for the caches before joining the operator's members: %w", err)
+		}
+	}
 	if err := s.join(ctx); err != nil {
 		return err
 	}

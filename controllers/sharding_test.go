@@ -95,6 +95,8 @@ type selectedReads struct {
 	sent    []selectedRead
 	slowFor string
 	delay   time.Duration
+	// slowLists is a resource whose lists are held back by delay, whatever their selector.
+	slowLists string
 }
 
 // selectedRead is one list or watch: its resource, its namespace ("" for every namespace), its label selector.
@@ -107,7 +109,8 @@ func (s *selectedReads) wrap(rt http.RoundTripper) http.RoundTripper {
 			selector := req.URL.Query().Get("labelSelector")
 			s.mu.Lock()
 			s.sent = append(s.sent, selectedRead{resource: info.Resource, namespace: info.Namespace, selector: selector})
-			slow := s.slowFor != "" && strings.Contains(selector, s.slowFor)
+			slow := (s.slowFor != "" && strings.Contains(selector, s.slowFor)) ||
+				(info.Verb == "list" && s.slowLists != "" && info.Resource == s.slowLists)
 			delay := s.delay
 			s.mu.Unlock()
 			if slow {
@@ -125,6 +128,13 @@ func (s *selectedReads) holdBack(cluster string, delay time.Duration) {
 	s.slowFor, s.delay = cluster, delay
 }
 
+// holdBackLists delays every list of resource.
+func (s *selectedReads) holdBackLists(resource string, delay time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slowLists, s.delay = resource, delay
+}
+
 func (s *selectedReads) all() []selectedRead {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,9 +142,12 @@ func (s *selectedReads) all() []selectedRead {
 }
 
 // startShardMember runs one member as the install's ServiceAccount, with exactly the RBAC config/default
-// grants it, its requests recorded in requests.
-func startShardMember(name string, install *operatorInstall, requests *apiRequests) *shardMember {
+// grants it, its requests recorded in requests; before is applied to the member before it starts.
+func startShardMember(name string, install *operatorInstall, requests *apiRequests, before ...func(*shardMember)) *shardMember {
 	m := &shardMember{api: &apiCut{}, reads: &selectedReads{}, exited: make(chan error, 1)}
+	for _, f := range before {
+		f(m)
+	}
 	c := install.restConfig(nil)
 	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return m.api.wrap(m.reads.wrap(requests.wrap(rt))) }
 	namespace := install.namespace
@@ -414,6 +427,35 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		Eventually(c.exited, 2*shardLease).Should(Receive(&err))
 		Expect(err).To(MatchError(ContainSubstring("marked dead")))
 		c = nil
+	})
+
+	It("joins the members only once the caches it reconciles from have synced", func() {
+		// A replica restarted into a large fleet takes seconds to list it; as a member before that, it would be
+		// given Clusters it cannot act on, and they would wait for it instead of going to the others.
+		const listing = 3 * time.Second
+		started := time.Now()
+		d := startShardMember("operator-d", install, requests, func(m *shardMember) { m.reads.holdBackLists("clusters", listing) })
+		var joined time.Duration
+		Eventually(func() error {
+			joined = time.Since(started)
+			var lease coordinationv1.Lease
+			return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: d.identity}, &lease)
+		}, listing+10*time.Second, 20*time.Millisecond).Should(Succeed())
+		Expect(joined).To(BeNumerically(">=", listing), "joined %s after it started, before its Clusters were listed", joined)
+		Eventually(func(g Gomega) {
+			count := map[string]int{}
+			for _, owner := range owners(fleets) {
+				count[owner]++
+			}
+			g.Expect(count[d.identity]).To(BeNumerically(">", 0))
+		}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
+		for _, f := range fleets {
+			var targets operatorv1alpha1.TargetList
+			Expect(k8sClient.List(suiteCtx, &targets, client.InNamespace(f.ns))).To(Succeed())
+			f.converged(len(targets.Items), 0)
+		}
+		d.leave()
+		noOverlap(pushesTo(fleets...))
 	})
 
 	It("sent every Lease verb shard-member-role grants", func() {
