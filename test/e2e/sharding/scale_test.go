@@ -33,7 +33,10 @@ type scaleRun struct {
 	SteadyCPUSecondsPerMinute map[string]float64 `json:"steadyCPUSecondsPerMinute"`
 	PeakRSSMiB                map[string]float64 `json:"peakRSSMiB"`
 	APIRequestsPerSecond      map[string]float64 `json:"steadyAPIRequestsPerSecond"`
-	ConvergeCPUSeconds        map[string]float64 `json:"cpuSecondsUntilConverged"`
+	// APIRequestsByKind is every replica's requests together in the steady window, per second, by verb and
+	// resource (kube-apiserver's audit log).
+	APIRequestsByKind  map[string]float64 `json:"steadyAPIRequestsPerSecondByKind"`
+	ConvergeCPUSeconds map[string]float64 `json:"cpuSecondsUntilConverged"`
 }
 
 // TestShardingScale (make bench-sharding) runs the same fleet under a singleton operator (leader election,
@@ -80,7 +83,7 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	defer cancel()
 	nodes := clusters*pods/200 + 2
 	cp, err := harness.Start(ctx, harness.Options{Dir: t.TempDir(), Nodes: nodes, PodCIDR: os.Getenv("E2E_POD_CIDR"),
-		Log: func(string, ...any) {}})
+		Log: func(string, ...any) {}, AuditOperator: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +143,7 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	run := scaleRun{Name: name, Replicas: replicas, Clusters: clusters, Targets: clusters * perCluster, Pods: clusters * pods,
 		ConvergeSeconds:           time.Since(started).Seconds(),
 		SteadyCPUSecondsPerMinute: map[string]float64{}, PeakRSSMiB: map[string]float64{},
-		APIRequestsPerSecond: map[string]float64{}, ConvergeCPUSeconds: map[string]float64{}}
+		APIRequestsPerSecond: map[string]float64{}, ConvergeCPUSeconds: map[string]float64{}, APIRequestsByKind: map[string]float64{}}
 	t.Logf("%s: every target collected %.1f s after the operator started", name, run.ConvergeSeconds)
 
 	cpuBefore, requestsBefore := map[string]float64{}, map[string]float64{}
@@ -149,11 +152,21 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 		run.ConvergeCPUSeconds[r.Pod] = cpuBefore[r.Pod]
 		requestsBefore[r.Pod] = apiRequests(ctx, cp, r.Pod)
 	}
+	from := time.Now()
 	time.Sleep(steady)
+	to := time.Now()
 	for _, r := range cp.OperatorReplicas() {
 		run.SteadyCPUSecondsPerMinute[r.Pod] = (cpuSeconds(r.PID) - cpuBefore[r.Pod]) / steady.Minutes()
 		run.PeakRSSMiB[r.Pod] = peakRSSMiB(r.PID)
 		run.APIRequestsPerSecond[r.Pod] = (apiRequests(ctx, cp, r.Pod) - requestsBefore[r.Pod]) / steady.Seconds()
+	}
+	time.Sleep(time.Second) // the window's last requests reach the audit log
+	byKind, err := cp.OperatorRequests(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, n := range byKind {
+		run.APIRequestsByKind[string(kind)] = float64(n) / steady.Seconds()
 	}
 	return run
 }
