@@ -60,6 +60,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 		r.Sharding.ready = informersSynced(mgr.GetCache(), managerCacheKinds()...)
+		r.Sharding.takeOver = r.takeOver
 		if err := mgr.Add(r.Sharding); err != nil {
 			return fmt.Errorf("add operator sharding: %w", err)
 		}

@@ -60,6 +60,10 @@ type Sharding struct {
 	// ready returns once the informers the Cluster controller reads from the manager's cache have synced
 	// (nil: at once); the member joins only then.
 	ready func(context.Context) error
+	// takeOver, when set, records this replica as a Cluster's owner (ClusterReconciler.takeOver). The
+	// assignment round runs it for every Cluster to take over, beside the reconciles: a dead member's Clusters
+	// then do not wait behind the queue of regular reconciles. Nil leaves takeovers to the reconciles.
+	takeOver func(context.Context, *operatorv1alpha1.Cluster) error
 
 	mu       sync.Mutex
 	self     shard.Lease
@@ -68,7 +72,9 @@ type Sharding struct {
 	desired  map[string]string        // Cluster key → member Assign gives it to
 	stopping bool
 	inflight sync.WaitGroup
-	kick     chan struct{} // asks for a round before the next tick
+	// takingOver are the Clusters whose takeover a round runs now.
+	takingOver map[string]bool
+	kick       chan struct{} // asks for a round before the next tick
 }
 
 // observedLease is another member's Lease as this replica saw it: RenewTime is when, on this replica's
@@ -104,6 +110,7 @@ func (s *Sharding) init() {
 		s.kick = make(chan struct{}, 1)
 		s.leases = map[string]observedLease{}
 		s.desired = map[string]string{}
+		s.takingOver = map[string]bool{}
 	}
 }
 
@@ -401,6 +408,7 @@ func (s *Sharding) reassign(ctx context.Context) {
 	assignment := shard.Assign(in)
 	var wake []string
 	var share []types.NamespacedName
+	var takeovers []*operatorv1alpha1.Cluster
 	owned := shardLoad{}
 	for key, c := range byKey {
 		desired := assignment.Owners[key]
@@ -415,7 +423,14 @@ func (s *Sharding) reassign(ctx context.Context) {
 			owned.targets += int(c.Status.TargetsCount)
 			owned.pods += int(c.Status.ReadyReplicas)
 		}
-		if !known || was != desired || action == shard.TakeOver || action == shard.Drain {
+		switch {
+		case action == shard.TakeOver && s.takeOver != nil:
+			if !s.takingOver[key] {
+				s.takingOver[key] = true
+				s.inflight.Add(1) // leaving waits for it as for a reconcile
+				takeovers = append(takeovers, c)
+			}
+		case !known || was != desired || action == shard.TakeOver || action == shard.Drain:
 			wake = append(wake, key)
 		}
 	}
@@ -429,12 +444,46 @@ func (s *Sharding) reassign(ctx context.Context) {
 		s.share.setShare(share)
 	}
 	owned.report()
+	if len(takeovers) > 0 {
+		go s.takeOverAll(ctx, takeovers)
+	}
 	for _, key := range wake {
-		c := byKey[key]
-		select {
-		case s.wakes <- event.GenericEvent{Object: c}:
-		default: // the queue is full: the next round wakes it again
-		}
+		s.wake(byKey[key])
+	}
+}
+
+// takeOverRate bounds the takeovers a round runs at once.
+const takeOverRate = 8
+
+// takeOverAll takes the Clusters over, takeOverRate at a time, and wakes each once its takeover is written
+// (or failed: its reconcile decides again).
+func (s *Sharding) takeOverAll(ctx context.Context, clusters []*operatorv1alpha1.Cluster) {
+	slots := make(chan struct{}, takeOverRate)
+	var all sync.WaitGroup
+	for _, c := range clusters {
+		slots <- struct{}{}
+		all.Add(1)
+		go func() {
+			defer func() { <-slots; all.Done() }()
+			key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+			if err := s.takeOver(log.IntoContext(ctx, log.FromContext(ctx).WithValues("Cluster", key)), c); err != nil {
+				log.FromContext(ctx).Error(err, "take a Cluster over; its reconcile will decide again", "Cluster", key)
+			}
+			s.mu.Lock()
+			delete(s.takingOver, key.String())
+			s.mu.Unlock()
+			s.inflight.Done()
+			s.wake(c)
+		}()
+	}
+	all.Wait()
+}
+
+// wake asks the Cluster controller to reconcile c.
+func (s *Sharding) wake(c *operatorv1alpha1.Cluster) {
+	select {
+	case s.wakes <- event.GenericEvent{Object: c}:
+	default: // the queue is full: the next round wakes it again
 	}
 }
 
