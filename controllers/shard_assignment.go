@@ -1,0 +1,246 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/shard"
+)
+
+// The assignment side of Sharding: each round's assignment and the takeovers it writes, the share this
+// replica caches, and the decisions the Cluster reconciler asks for (shard_membership.go keeps the Leases).
+
+// reassign assigns every Cluster over the live members and wakes those whose decision changed for this
+// replica, or that it must act on (take over or drain).
+func (s *Sharding) reassign(ctx context.Context) {
+	var clusters operatorv1alpha1.ClusterList
+	// Read only (the wakes carry the Clusters only to name them): the cache's objects need no copy.
+	if err := s.Clusters.List(ctx, &clusters, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "list Clusters to assign")
+		return
+	}
+	now := s.now()
+	in := shard.AssignInput{Owners: map[string]string{}}
+	byKey := map[string]*operatorv1alpha1.Cluster{}
+	for i := range clusters.Items {
+		c := &clusters.Items[i]
+		key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()
+		byKey[key] = c
+		in.Clusters = append(in.Clusters, shard.Cluster{Key: key, Cost: clusterCost(c)})
+		if c.Status.Shard != nil && c.Status.Shard.Owner != "" {
+			in.Owners[key] = c.Status.Shard.Owner
+		}
+	}
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return
+	}
+	in.Members = shard.ReadyMembers(s.allLeases(), now)
+	assignment := shard.Assign(in)
+	var wake []string
+	var share []types.NamespacedName
+	var takeovers []*operatorv1alpha1.Cluster
+	owned := shardLoad{}
+	for key, c := range byKey {
+		desired := assignment.Owners[key]
+		was, known := s.desired[key]
+		s.desired[key] = desired
+		if desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained) {
+			share = append(share, types.NamespacedName{Namespace: c.Namespace, Name: c.Name})
+		}
+		action := shard.Decide(s.viewLocked(c, desired), now)
+		if action == shard.Reconcile {
+			owned.clusters++
+			owned.targets += int(c.Status.TargetsCount)
+			owned.pods += int(c.Status.ReadyReplicas)
+		}
+		switch {
+		case action == shard.TakeOver && s.takeOver != nil:
+			if !s.takingOver[key] {
+				s.takingOver[key] = true
+				s.inflight.Add(1) // leaving waits for it as for a reconcile
+				takeovers = append(takeovers, c)
+			}
+		case !known || was != desired || action == shard.TakeOver || action == shard.Drain:
+			wake = append(wake, key)
+		}
+	}
+	for key := range s.desired {
+		if _, ok := byKey[key]; !ok {
+			delete(s.desired, key)
+		}
+	}
+	s.mu.Unlock()
+	if s.share != nil {
+		s.share.setShare(share)
+	}
+	owned.report()
+	if len(takeovers) > 0 {
+		go s.takeOverAll(ctx, takeovers)
+	}
+	for _, key := range wake {
+		s.wake(byKey[key])
+	}
+}
+
+// takeOverRate bounds the takeovers a round runs at once.
+const takeOverRate = 8
+
+// takeOverAll takes the Clusters over, takeOverRate at a time, and wakes each once its takeover is written
+// (or failed: its reconcile decides again).
+func (s *Sharding) takeOverAll(ctx context.Context, clusters []*operatorv1alpha1.Cluster) {
+	slots := make(chan struct{}, takeOverRate)
+	var all sync.WaitGroup
+	for _, c := range clusters {
+		slots <- struct{}{}
+		all.Add(1)
+		go func() {
+			defer func() { <-slots; all.Done() }()
+			key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+			if err := s.takeOver(log.IntoContext(ctx, log.FromContext(ctx).WithValues("Cluster", key)), c); err != nil {
+				log.FromContext(ctx).Error(err, "take a Cluster over; its reconcile will decide again", "Cluster", key)
+			}
+			s.mu.Lock()
+			delete(s.takingOver, key.String())
+			s.mu.Unlock()
+			s.inflight.Done()
+			s.wake(c)
+		}()
+	}
+	all.Wait()
+}
+
+// wake asks the Cluster controller to reconcile c.
+func (s *Sharding) wake(c *operatorv1alpha1.Cluster) {
+	select {
+	case s.wakes <- event.GenericEvent{Object: c}:
+	default: // the queue is full: the next round wakes it again
+	}
+}
+
+// clusterCost is a Cluster's weight in the assignment: its targets and its pods, at least 1.
+func clusterCost(c *operatorv1alpha1.Cluster) int {
+	replicas := 1
+	if c.Spec.Replicas != nil {
+		replicas = int(*c.Spec.Replicas)
+	}
+	return max(int(c.Status.TargetsCount)+replicas, 1)
+}
+
+// viewLocked is what this replica knows of the Cluster for shard.Decide. s.mu must be held.
+func (s *Sharding) viewLocked(c *operatorv1alpha1.Cluster, desired string) shard.View {
+	v := shard.View{Self: s.self, Desired: desired}
+	if s.stopping {
+		v.Self.Leaving = true
+	}
+	if c.Status.Shard != nil {
+		v.Cluster = shard.ClusterState{Owner: c.Status.Shard.Owner, Generation: c.Status.Shard.Generation,
+			Drained: c.Status.Shard.Drained}
+		if o, ok := s.leases[c.Status.Shard.Owner]; ok {
+			v.Owner = o.lease
+		}
+	}
+	return v
+}
+
+// cacheShare makes the reconciler read and watch the objects of this replica's share only: a cache per
+// namespace of the Clusters it owns or takes over, which reassign keeps up to date (shard_cache.go).
+func (s *Sharding) cacheShare(mgr ctrl.Manager, r *ClusterReconciler) error {
+	s.init()
+	share, err := newShareCaches(mgr.GetConfig(), mgr.GetHTTPClient(), mgr.GetScheme(), mgr.GetRESTMapper(),
+		func(key types.NamespacedName) {
+			select {
+			case s.wakes <- clusterWake(key):
+			default: // the queue is full: the reconcile waiting for the cache looks again (shardWait)
+			}
+		})
+	if err != nil {
+		return fmt.Errorf("cache the share: %w", err)
+	}
+	share.watchNamespaces = s.WatchNamespaces
+	if err := mgr.Add(share); err != nil {
+		return fmt.Errorf("add the caches of the share: %w", err)
+	}
+	s.share = share
+	r.Client = &shareClient{Client: r.Client, share: share, live: mgr.GetAPIReader()}
+	return nil
+}
+
+// covers is true when this replica's cache holds the Cluster's objects: only then may it reconcile it.
+func (s *Sharding) covers(key types.NamespacedName) bool {
+	return s.share == nil || s.share.covers(key)
+}
+
+// decide is what this replica may do with the Cluster now, and the generation that decision is for. It
+// also counts the reconcile as in flight until done is called, so that leaving waits for it.
+func (s *Sharding) decide(c *operatorv1alpha1.Cluster) (action shard.Action, generation int64, done func()) {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.self.Holder == "" {
+		return shard.Wait, 0, func() {}
+	}
+	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()
+	desired, known := s.desired[key]
+	if !known {
+		// A Cluster created since the last round: the next round, asked for now, assigns it with the others.
+		s.askForRound()
+		return shard.Wait, 0, func() {}
+	}
+	action = shard.Decide(s.viewLocked(c, desired), s.now())
+	if c.Status.Shard != nil {
+		generation = c.Status.Shard.Generation
+	}
+	s.inflight.Add(1)
+	return action, generation, s.inflight.Done
+}
+
+// lastAssigned is true when the last assignment round gave the Cluster to this replica, or never saw it:
+// the replica that cleans up after a deleted Cluster (its Targets' status).
+func (s *Sharding) lastAssigned(key types.NamespacedName) bool {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	desired, known := s.desired[key.String()]
+	return !known || desired == s.Identity
+}
+
+// Assigned is true when the live members' rendezvous gives key to this replica. It serves objects that have
+// no collectors to fence and whose writes are idempotent (Balancers): replicas that briefly disagree on the
+// members may both act on one, and compute the same result.
+func (s *Sharding) Assigned(key string) bool {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.self.Holder == "" || s.stopping {
+		return false
+	}
+	members := shard.ReadyMembers(s.allLeases(), s.now())
+	return shard.Assign(shard.AssignInput{Members: members, Clusters: []shard.Cluster{{Key: key, Cost: 1}}}).Owners[key] == s.Identity
+}
+
+// mayPush is the fence before every push round: this replica's Lease is still valid, it is not leaving,
+// and the Cluster as last read still names it the owner at the generation its reconcile began with. It
+// returns the deadline every push must meet: the end of the Lease.
+func (s *Sharding) mayPush(c *operatorv1alpha1.Cluster, generation int64) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping || s.self.State(s.now()) != shard.Ready || c.Status.Shard == nil {
+		return time.Time{}, false
+	}
+	state := shard.ClusterState{Owner: c.Status.Shard.Owner, Generation: c.Status.Shard.Generation, Drained: c.Status.Shard.Drained}
+	if !state.MayPush(s.Identity, generation) {
+		return time.Time{}, false
+	}
+	return s.self.Expiry(), true
+}
