@@ -43,9 +43,9 @@ type scaleRun struct {
 // one replica, as today) and under three sharded replicas, and compares them. Sized by SHARD_BENCH_CLUSTERS
 // (default 500), SHARD_BENCH_TARGETS per Cluster (100) and SHARD_BENCH_PODS per Cluster (2).
 func TestShardingScale(t *testing.T) {
-	clusters := envInt("SHARD_BENCH_CLUSTERS", 500)
-	perCluster := envInt("SHARD_BENCH_TARGETS", 100)
-	pods := envInt("SHARD_BENCH_PODS", 2)
+	clusters := sizeFromEnv("SHARD_BENCH_CLUSTERS", 500)
+	perCluster := sizeFromEnv("SHARD_BENCH_TARGETS", 100)
+	pods := sizeFromEnv("SHARD_BENCH_PODS", 2)
 	steady := time.Minute
 	if d, err := time.ParseDuration(os.Getenv("SHARD_BENCH_STEADY")); err == nil {
 		steady = d
@@ -200,27 +200,8 @@ func peakRSSMiB(pid int) float64 {
 	return 0
 }
 
-// apiRequests is the replica's rest_client_requests_total, every code and method.
+// apiRequests is the replica's rest_client_requests_total, every code and method (0 when unreadable).
 func apiRequests(ctx context.Context, cp *harness.ControlPlane, pod string) float64 {
-	text, err := cp.OperatorMetrics(ctx, pod)
-	if err != nil {
-		return 0
-	}
-	total := 0.0
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			total += v
-		}
-	}
+	total, _ := restRequestsOf(ctx, cp, pod)
 	return total
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
 }
