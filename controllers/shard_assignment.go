@@ -80,6 +80,15 @@ func (s *Sharding) reassign(ctx context.Context) {
 			delete(s.desired, key)
 		}
 	}
+	named := map[string]bool{}
+	for _, owner := range in.Owners {
+		named[owner] = true
+	}
+	for owner := range s.unseen {
+		if !named[owner] {
+			delete(s.unseen, owner)
+		}
+	}
 	s.mu.Unlock()
 	if s.share != nil {
 		s.share.setShare(share)
@@ -138,17 +147,35 @@ func clusterCost(c *operatorv1alpha1.Cluster) int {
 }
 
 // viewLocked is what this replica knows of the Cluster for shard.Decide. s.mu must be held.
+//
+// An owner whose Lease this replica does not hold counts as alive (shard.View.Owner): it may be a member whose
+// Lease the watch has not delivered yet. Once no Lease of it has been seen for a whole Lease duration, it
+// counts as dead (the clock starts once the watch of the Leases has listed them): a member renews its Lease
+// in that time, so the owner is one whose Lease is gone (an earlier install's replica, a Lease deleted by
+// hand), and its Clusters would otherwise never be reconciled again.
 func (s *Sharding) viewLocked(c *operatorv1alpha1.Cluster, desired string) shard.View {
 	v := shard.View{Self: s.self, Desired: desired}
 	if s.stopping {
 		v.Self.Leaving = true
 	}
-	if c.Status.Shard != nil {
-		v.Cluster = shard.ClusterState{Owner: c.Status.Shard.Owner, Generation: c.Status.Shard.Generation,
-			Drained: c.Status.Shard.Drained}
-		if o, ok := s.leases[c.Status.Shard.Owner]; ok {
-			v.Owner = o.lease
-		}
+	if c.Status.Shard == nil {
+		return v
+	}
+	owner := c.Status.Shard.Owner
+	v.Cluster = shard.ClusterState{Owner: owner, Generation: c.Status.Shard.Generation, Drained: c.Status.Shard.Drained}
+	if o, ok := s.leases[owner]; ok {
+		v.Owner = o.lease
+		return v
+	}
+	if owner == "" || owner == s.Identity || !s.leasesSynced {
+		return v
+	}
+	now := s.now()
+	since, known := s.unseen[owner]
+	if !known {
+		s.unseen[owner] = now
+	} else if now.Sub(since) >= s.LeaseDuration {
+		v.Owner = shard.Lease{Holder: owner, RenewTime: since, Duration: s.LeaseDuration, Dead: true}
 	}
 	return v
 }
@@ -203,6 +230,16 @@ func (s *Sharding) decide(c *operatorv1alpha1.Cluster) (action shard.Action, gen
 	}
 	s.inflight.Add(1)
 	return action, generation, s.inflight.Done
+}
+
+// takesOver is true when this replica, as of the last assignment round, should take the Cluster as read in
+// c over now.
+func (s *Sharding) takesOver(c *operatorv1alpha1.Cluster) bool {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	desired, known := s.desired[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()]
+	return known && shard.Decide(s.viewLocked(c, desired), s.now()) == shard.TakeOver
 }
 
 // lastAssigned is true when the last assignment round gave the Cluster to this replica, or never saw it:

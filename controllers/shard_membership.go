@@ -72,6 +72,12 @@ type Sharding struct {
 	inflight sync.WaitGroup
 	// takingOver are the Clusters whose takeover a round runs now.
 	takingOver map[string]bool
+	// unseen are the owners Clusters name whose Lease this replica does not hold, each with when it first
+	// found it missing (viewLocked).
+	unseen map[string]time.Time
+	// leasesSynced is true once the watch of the member Leases has listed them all: only then does an owner
+	// count as unseen.
+	leasesSynced bool
 	kick       chan struct{} // asks for a round before the next tick
 }
 
@@ -109,6 +115,7 @@ func (s *Sharding) init() {
 		s.leases = map[string]observedLease{}
 		s.desired = map[string]string{}
 		s.takingOver = map[string]bool{}
+		s.unseen = map[string]time.Time{}
 	}
 }
 
@@ -156,6 +163,9 @@ func (s *Sharding) Start(ctx context.Context) error {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	s.mu.Lock()
+	s.leasesSynced = true
+	s.mu.Unlock()
 	logger.Info("joined the operator's members", "leaseDuration", s.LeaseDuration)
 
 	ticker := time.NewTicker(s.renewPeriod())
@@ -276,6 +286,7 @@ func (s *Sharding) observe(obj any) {
 	if !known || was.written != written {
 		seen = s.now()
 	}
+	delete(s.unseen, holder)
 	s.leases[holder] = observedLease{
 		lease: shard.Lease{Holder: holder, RenewTime: seen, Duration: duration, Leaving: leaving, Dead: dead},
 		name:  l.Name, rv: l.ResourceVersion, written: written,

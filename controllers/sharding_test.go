@@ -429,6 +429,30 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		c = nil
 	})
 
+	It("takes over a Cluster whose recorded owner has no Lease once it has been unseen for a lease duration", func() {
+		// An earlier install's replica, or one whose Lease was deleted by hand: no member would ever see its
+		// Lease expire, and the Cluster was never reconciled again.
+		f := fleets[0]
+		cluster := f.cluster()
+		Expect(cluster.Status.Shard).NotTo(BeNil())
+		generation := cluster.Status.Shard.Generation + 1
+		cluster.Status.Shard = &operatorv1alpha1.ClusterShard{Owner: "operator-of-an-earlier-install", Generation: generation,
+			Since: &metav1.Time{Time: time.Now()}}
+		Expect(k8sClient.Status().Update(suiteCtx, cluster)).To(Succeed())
+		written := time.Now()
+		Eventually(func(g Gomega) {
+			shard := f.cluster().Status.Shard
+			g.Expect(shard.Owner).To(Equal(b.identity))
+			g.Expect(shard.Generation).To(BeNumerically(">", generation))
+		}, shardLease+5*time.Second, 50*time.Millisecond).Should(Succeed())
+		took := time.Since(written)
+		GinkgoWriter.Printf("a Cluster whose owner has no Lease taken over %s after it was written (lease %s)\n",
+			took.Round(10*time.Millisecond), shardLease)
+		Expect(took).To(BeNumerically(">=", shardLease), "taken over before its owner had been unseen for a lease duration")
+		f.addTargets(10, 1)
+		f.converged(int(cluster.Status.TargetsCount)+1, 0)
+	})
+
 	It("joins the members only once the caches it reconciles from have synced", func() {
 		// A replica restarted into a large fleet takes seconds to list it; as a member before that, it would be
 		// given Clusters it cannot act on, and they would wait for it instead of going to the others.
@@ -568,5 +592,77 @@ var _ = Describe("A sharded replica's cache", Ordered, func() {
 		}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
 		Expect(reports).To(HaveEach(HavePrefix("0 of")), "the replica reconciled the Cluster without seeing its pod")
 		f.converged(3, 0)
+	})
+})
+
+// racingStatus writes the Cluster's status once, through race, just before the first status patch it
+// relays: that patch then carries a stale resourceVersion and the API server refuses it (409).
+type racingStatus struct {
+	client.Client
+	race func()
+	once sync.Once
+}
+
+func (c *racingStatus) Status() client.SubResourceWriter {
+	return racingStatusWriter{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type racingStatusWriter struct {
+	client.SubResourceWriter
+	c *racingStatus
+}
+
+func (w racingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	w.c.once.Do(w.c.race)
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+var _ = Describe("A takeover that races another write of the Cluster's status", func() {
+	var cluster *operatorv1alpha1.Cluster
+
+	BeforeEach(func() {
+		ns := fmt.Sprintf("takeover-race-%d", fleetSeq.Add(1))
+		Expect(k8sClient.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		cluster = &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "raced"}}
+		cluster.Spec.Image = "ghcr.io/openconfig/gnmic:test"
+		Expect(k8sClient.Create(suiteCtx, cluster)).To(Succeed())
+		// No operator reconciles it here; one that runs in a later spec must not find it.
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(suiteCtx, cluster))).To(Succeed()) })
+	})
+
+	writeStatus := func(change func(*operatorv1alpha1.Cluster)) func() {
+		return func() {
+			defer GinkgoRecover()
+			var current operatorv1alpha1.Cluster
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(cluster), &current)).To(Succeed())
+			change(&current)
+			Expect(k8sClient.Status().Update(suiteCtx, &current)).To(Succeed())
+		}
+	}
+	shardOf := func() *operatorv1alpha1.ClusterShard {
+		var current operatorv1alpha1.Cluster
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(cluster), &current)).To(Succeed())
+		return current.Status.Shard
+	}
+
+	// At 300 Clusters a third of a dead member's takeovers met such a write (a drain, a status update) and
+	// waited for the next assignment round: 2 s more than the lease duration allows.
+	It("reads the Cluster afresh and takes it over at once when it still should", func() {
+		raced := &racingStatus{Client: k8sClient, race: writeStatus(func(c *operatorv1alpha1.Cluster) { c.Status.TargetsCount = 7 })}
+		Expect(controllers.TakeOverAsAssigned(suiteCtx, raced, "replica-a", cluster.DeepCopy())).To(Succeed())
+		shard := shardOf()
+		Expect(shard).NotTo(BeNil(), "the conflicted takeover was not written again")
+		Expect(shard.Owner).To(Equal("replica-a"))
+		Expect(shard.Generation).To(BeEquivalentTo(1))
+	})
+
+	It("gives way when the racing write is another replica's takeover", func() {
+		raced := &racingStatus{Client: k8sClient, race: writeStatus(func(c *operatorv1alpha1.Cluster) {
+			c.Status.Shard = &operatorv1alpha1.ClusterShard{Owner: "replica-b", Generation: 1, Since: &metav1.Time{Time: time.Now()}}
+		})}
+		Expect(controllers.TakeOverAsAssigned(suiteCtx, raced, "replica-a", cluster.DeepCopy())).To(Succeed())
+		shard := shardOf()
+		Expect(shard.Owner).To(Equal("replica-b"), "a live replica's takeover was overwritten")
+		Expect(shard.Generation).To(BeEquivalentTo(1))
 	})
 })

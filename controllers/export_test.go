@@ -1,0 +1,24 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/shard"
+)
+
+// TakeOverAsAssigned runs the takeover of cluster, as last read, by a ready replica named identity whose
+// last assignment round gave it the Cluster. c writes the takeover and reads the Cluster afresh.
+func TakeOverAsAssigned(ctx context.Context, c client.Client, identity string, cluster *operatorv1alpha1.Cluster) error {
+	s := &Sharding{Identity: identity, LeaseDuration: time.Minute}
+	s.init()
+	s.self = shard.Lease{Holder: identity, RenewTime: time.Now(), Duration: time.Minute}
+	s.desired[types.NamespacedName{Namespace: cluster.Namespace, Name: cluster.Name}.String()] = identity
+	r := &ClusterReconciler{Client: c, APIReader: c, Sharding: s, Recorder: record.NewFakeRecorder(16)}
+	return r.takeOver(ctx, cluster)
+}
