@@ -78,7 +78,7 @@ type Sharding struct {
 	// leasesSynced is true once the watch of the member Leases has listed them all: only then does an owner
 	// count as unseen.
 	leasesSynced bool
-	kick       chan struct{} // asks for a round before the next tick
+	kick         chan struct{} // asks for a round before the next tick
 }
 
 // observedLease is another member's Lease as this replica saw it: RenewTime is when, on this replica's
