@@ -2,18 +2,20 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
@@ -108,7 +110,7 @@ func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *te
 	}
 }
 
-// readerCache is a cache whose reads come from a fake client.
+// readerCache is a cache whose reads come from a store.
 type readerCache struct {
 	cache.Cache
 	reader client.Reader
@@ -122,19 +124,95 @@ func (c readerCache) List(ctx context.Context, list client.ObjectList, opts ...c
 	return c.reader.List(ctx, list, opts...)
 }
 
+// store is a reader of the Clusters, Pods and Targets it was given, standing for one of the places the share's
+// client may read from (a cache, the API server): the test checks which place answers, not how Kubernetes
+// reads.
+type store struct {
+	clusters []operatorv1alpha1.Cluster
+	pods     []corev1.Pod
+	targets  []operatorv1alpha1.Target
+}
+
+func (s store) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	switch o := obj.(type) {
+	case *operatorv1alpha1.Cluster:
+		return found(s.clusters, key, o, "clusters")
+	case *corev1.Pod:
+		return found(s.pods, key, o, "pods")
+	case *operatorv1alpha1.Target:
+		return found(s.targets, key, o, "targets")
+	}
+	return fmt.Errorf("store: no %T", obj)
+}
+
+func (s store) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	var o client.ListOptions
+	o.ApplyOptions(opts)
+	switch l := list.(type) {
+	case *corev1.PodList:
+		l.Items = inNamespace(s.pods, o.Namespace)
+	case *operatorv1alpha1.TargetList:
+		l.Items = inNamespace(s.targets, o.Namespace)
+	default:
+		return fmt.Errorf("store: no %T", list)
+	}
+	return nil
+}
+
+// storeClient is the manager's client, reading from a store.
+type storeClient struct {
+	client.Client
+	store store
+}
+
+func (c storeClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.store.Get(ctx, key, obj, opts...)
+}
+
+func (c storeClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.store.List(ctx, list, opts...)
+}
+
+// found copies the item of items named key into out, or returns NotFound.
+func found[T any, P interface {
+	*T
+	client.Object
+}](items []T, key client.ObjectKey, out P, resource string) error {
+	for i := range items {
+		if P(&items[i]).GetNamespace() == key.Namespace && P(&items[i]).GetName() == key.Name {
+			*out = items[i]
+			return nil
+		}
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, key.Name)
+}
+
+// inNamespace are the items in namespace ("": every one).
+func inNamespace[T any, P interface {
+	*T
+	client.Object
+}](items []T, namespace string) []T {
+	var out []T
+	for i := range items {
+		if namespace == "" || P(&items[i]).GetNamespace() == namespace {
+			out = append(out, items[i])
+		}
+	}
+	return out
+}
+
 func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
-	scheme := testScheme(t)
-	pod := func(ns, name string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	pod := func(ns, name string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
-	target := func(ns, name string) *operatorv1alpha1.Target {
-		return &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	target := func(ns, name string) operatorv1alpha1.Target {
+		return operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
-	manager := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(&operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c"}}, pod("a", "stale")).Build()
-	objects := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a", "p"), pod("b", "q")).Build()
-	targetsA := fake.NewClientBuilder().WithScheme(scheme).WithObjects(target("a", "t")).Build()
-	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("c", "r"), target("b", "u")).Build()
+	manager := storeClient{store: store{clusters: []operatorv1alpha1.Cluster{{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c"}}},
+		pods: []corev1.Pod{pod("a", "stale")}}}
+	objects := store{pods: []corev1.Pod{pod("a", "p"), pod("b", "q")}}
+	targetsA := store{targets: []operatorv1alpha1.Target{target("a", "t")}}
+	live := store{pods: []corev1.Pod{pod("c", "r")}, targets: []operatorv1alpha1.Target{target("b", "u")}}
 	s := testShareCaches(t)
 	s.objects = &shareCache{clusters: []string{"c"}, cache: readerCache{reader: objects}}
 	s.namespaces["a"] = &namespaceTargets{cache: &shareCache{cache: readerCache{reader: targetsA}}, synced: true}
