@@ -17,6 +17,7 @@ type options struct {
 	metricsCertName       string
 	metricsCertKey        string
 	probeAddr             string
+	pprofAddr             string
 	enableHTTP2           bool
 	leaderElect           bool
 	leaderElectionID      string
@@ -75,6 +76,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsCertName, "metrics-cert-name", o.metricsCertName, "File name of the metrics serving certificate.")
 	fs.StringVar(&o.metricsCertKey, "metrics-cert-key", o.metricsCertKey, "File name of the metrics serving key.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address of the /healthz and /readyz probes.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", o.pprofAddr,
+		"Address of Go's profiling endpoints (/debug/pprof/), plain HTTP without authentication: for diagnosis only, "+
+			"bound to localhost or reached by port-forward. Empty or 0 disables them.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", o.enableHTTP2,
 		"Allow HTTP/2 on the metrics server. Off by default: HTTP/2 Rapid Reset and Stream Cancellation (CVE-2023-44487, CVE-2023-39325).")
 	fs.BoolVar(&o.leaderElect, "leader-elect", o.leaderElect,

@@ -42,6 +42,10 @@ func TestListenAddressesArePinnedToThePodIP(t *testing.T) {
 	if off[0] != "--metrics-bind-address=0" || off[1] != "--health-probe-bind-address=10.0.0.1:9000" {
 		t.Errorf("a switched-off or specific address must stay: %q", off)
 	}
+	pprof := img.pinListenAddresses([]string{"--pprof-bind-address=:6065"}, "127.1.0.7")
+	if pprof[0] != "--pprof-bind-address=127.1.0.7:6065" {
+		t.Errorf("an address given for a flag that is off by default is pinned too: %q", pprof)
+	}
 }
 
 func TestRestartBackoffFollowsTheKubelet(t *testing.T) {

@@ -62,6 +62,7 @@ func OperatorImage(binary string) Image {
 			{Name: "health-probe-bind-address", Default: ":8081"},
 			{Name: "metrics-bind-address", Default: ":8443"},
 			{Name: "metrics-api-bind-address", Default: "0.0.0.0"},
+			{Name: "pprof-bind-address"}, // off unless given
 		},
 	}
 }
@@ -84,7 +85,8 @@ func (img Image) home(uid int) string {
 
 // pinListenAddresses rewrites every listen flag of args to the pod IP, appending the flags left at their
 // defaults, so that two replicas on one host do not collide and each is reached at its pod IP. A flag
-// switched off ("0") stays off; a flag bound to a specific host is left alone.
+// switched off ("0") stays off, and one off by default (no Default) is added only by args; a flag bound to a
+// specific host is left alone.
 func (img Image) pinListenAddresses(args []string, podIP string) []string {
 	out := append([]string(nil), args...)
 	for _, flag := range img.ListenFlags {
@@ -102,7 +104,7 @@ func (img Image) pinListenAddresses(args []string, podIP string) []string {
 			}
 			out[i] = "--" + name + "=" + pinHost(value, podIP)
 		}
-		if !found {
+		if !found && flag.Default != "" {
 			out = append(out, "--"+flag.Name+"="+pinHost(flag.Default, podIP))
 		}
 	}

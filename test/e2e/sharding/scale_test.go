@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,6 +39,9 @@ type scaleRun struct {
 	// resource (kube-apiserver's audit log).
 	APIRequestsByKind  map[string]float64 `json:"steadyAPIRequestsPerSecondByKind"`
 	ConvergeCPUSeconds map[string]float64 `json:"cpuSecondsUntilConverged"`
+	// HeapTop is, per replica, `go tool pprof -top` of its heap in use at the end of the steady window: what
+	// its memory is.
+	HeapTop map[string][]string `json:"heapInUseTop,omitempty"`
 }
 
 // TestShardingScale (make bench-sharding) runs the same fleet under a singleton operator (leader election,
@@ -111,10 +116,11 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	t.Logf("%d replica(s): created %d Clusters and %d Targets in %s", replicas, clusters, clusters*perCluster,
 		time.Since(created).Round(time.Second))
 
-	opts := harness.OperatorOptions{Manifests: harness.ConfigDefault, Replicas: int32(replicas)}
+	opts := harness.OperatorOptions{Manifests: harness.ConfigDefault, Replicas: int32(replicas),
+		Args: []string{"--pprof-bind-address=:" + pprofPort}}
 	name := "singleton (leader election)"
 	if replicas > 1 {
-		opts.Args = []string{"--sharding"}
+		opts.Args = append(opts.Args, "--sharding")
 		name = fmt.Sprintf("%d sharded replicas", replicas)
 	}
 	started := time.Now()
@@ -160,6 +166,16 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 		run.PeakRSSMiB[r.Pod] = peakRSSMiB(r.PID)
 		run.APIRequestsPerSecond[r.Pod] = (apiRequests(ctx, cp, r.Pod) - requestsBefore[r.Pod]) / steady.Seconds()
 	}
+	run.HeapTop = map[string][]string{}
+	for _, r := range cp.OperatorReplicas() {
+		top, err := heapInUseTop(ctx, net.JoinHostPort(r.IP, pprofPort))
+		if err != nil {
+			t.Logf("%s: no heap profile: %v", r.Pod, err)
+			continue
+		}
+		run.HeapTop[r.Pod] = top
+		t.Logf("%s: heap in use\n%s", r.Pod, strings.Join(top, "\n"))
+	}
 	time.Sleep(time.Second) // the window's last requests reach the audit log
 	byKind, err := cp.OperatorRequests(from, to)
 	if err != nil {
@@ -169,6 +185,26 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 		run.APIRequestsByKind[string(kind)] = float64(n) / steady.Seconds()
 	}
 	return run
+}
+
+// pprofPort is where the benchmark's operator replicas serve Go's profiling endpoints (--pprof-bind-address).
+const pprofPort = "6065"
+
+// heapInUseTop is `go tool pprof -top` of the heap in use of the process serving pprof at address: the
+// summary and the 20 functions that allocated most of what is still in use.
+func heapInUseTop(ctx context.Context, address string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=20",
+		"http://"+address+"/debug/pprof/heap").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof %s: %w", address, err)
+	}
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(line, "Fetching") && !strings.HasPrefix(line, "Saved profile") {
+			lines = append(lines, line)
+		}
+	}
+	return lines, nil
 }
 
 // cpuSeconds is a process's user and system CPU time.
