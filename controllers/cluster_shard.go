@@ -71,15 +71,19 @@ func (r *ClusterReconciler) takeShardTurn(ctx context.Context, cluster *operator
 	}
 }
 
-// takeOverAttempts bounds the takeover writes for one decision: a write that conflicts is tried again on a
-// fresh read, so that a status write racing it (a drain, a status update) does not make the Cluster wait for
-// the next assignment round.
+// takeOverAttempts bounds the takeover writes for one decision: a write that conflicts is tried again once
+// the cache holds the write it conflicted with, so that a status write racing it (a drain, a status update)
+// does not make the Cluster wait for the next assignment round.
 const takeOverAttempts = 3
 
+// takeOverRereadWait bounds how long a conflicted takeover waits for the cache to bring the newer Cluster.
+const takeOverRereadWait = 2 * time.Second
+
 // takeOver records this replica as the Cluster's owner at the next generation, conditionally on the
-// resourceVersion it decided on. On a conflict it reads the Cluster from the API server and, if this
+// resourceVersion it decided on. On a conflict it waits for the cache to hold the newer Cluster and, if this
 // replica should still take it over (another replica's takeover may have raced it), writes again; after
-// takeOverAttempts the Cluster's next reconcile decides again.
+// takeOverAttempts the Cluster's next reconcile decides again. It reads nothing from the API server: at the
+// moment of a takeover it is the busiest it gets.
 func (r *ClusterReconciler) takeOver(ctx context.Context, cluster *operatorv1alpha1.Cluster) error {
 	key := client.ObjectKeyFromObject(cluster)
 	for attempt := 1; ; attempt++ {
@@ -91,29 +95,15 @@ func (r *ClusterReconciler) takeOver(ctx context.Context, cluster *operatorv1alp
 			log.FromContext(ctx).V(1).Info("the takeover conflicted every time; the Cluster's next reconcile decides again", "attempts", attempt)
 			return nil
 		}
-		fresh, err := r.readClusterLive(ctx, key)
+		fresh, err := r.Sharding.newerCluster(ctx, key, cluster.ResourceVersion)
 		if err != nil {
 			return fmt.Errorf("read the Cluster again after a conflicted takeover: %w", err)
 		}
 		if fresh == nil || !r.Sharding.takesOver(fresh) {
-			return nil // deleted, taken over by another replica, or assigned elsewhere: its reconcile decides
+			return nil // gone, not newer yet, taken over by another replica or assigned elsewhere: its reconcile decides
 		}
 		cluster = fresh
 	}
-}
-
-// readClusterLive reads the Cluster from the API server, nil if it is gone. It lists by name: the operator
-// reads its own kinds with list and watch only, and is granted no get on them (docs/operating.md).
-func (r *ClusterReconciler) readClusterLive(ctx context.Context, key types.NamespacedName) (*operatorv1alpha1.Cluster, error) {
-	var clusters operatorv1alpha1.ClusterList
-	if err := r.APIReader.List(ctx, &clusters, client.InNamespace(key.Namespace),
-		client.MatchingFields{"metadata.name": key.Name}); err != nil {
-		return nil, err
-	}
-	if len(clusters.Items) == 0 {
-		return nil, nil
-	}
-	return &clusters.Items[0], nil
 }
 
 // writeTakeOver writes this replica as the Cluster's owner at the next generation, with optimistic lock on

@@ -13,9 +13,9 @@ import (
 )
 
 // TakeOverAsAssigned runs the takeover of cluster, as last read, by a ready replica named identity whose
-// last assignment round gave it the Cluster. c writes the takeover and reads the Cluster afresh.
+// last assignment round gave it the Cluster. c writes the takeover and serves as the replica's cache.
 func TakeOverAsAssigned(ctx context.Context, c client.Client, identity string, cluster *operatorv1alpha1.Cluster) error {
-	s := &Sharding{Identity: identity, LeaseDuration: time.Minute}
+	s := &Sharding{Identity: identity, LeaseDuration: time.Minute, Clusters: c}
 	s.init()
 	s.self = shard.Lease{Holder: identity, RenewTime: time.Now(), Duration: time.Minute}
 	s.desired[types.NamespacedName{Namespace: cluster.Namespace, Name: cluster.Name}.String()] = identity

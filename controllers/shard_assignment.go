@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -240,6 +241,33 @@ func (s *Sharding) takesOver(c *operatorv1alpha1.Cluster) bool {
 	defer s.mu.Unlock()
 	desired, known := s.desired[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()]
 	return known && shard.Decide(s.viewLocked(c, desired), s.now()) == shard.TakeOver
+}
+
+// newerCluster is the Cluster as the cache holds it once that is newer than the resourceVersion stale (the
+// write a takeover conflicted with arrives through the watch); nil when the Cluster is gone or nothing newer
+// arrived within takeOverRereadWait.
+func (s *Sharding) newerCluster(ctx context.Context, key types.NamespacedName, stale string) (*operatorv1alpha1.Cluster, error) {
+	deadline := s.now().Add(takeOverRereadWait)
+	for {
+		c := &operatorv1alpha1.Cluster{}
+		if err := s.Clusters.Get(ctx, key, c); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if c.ResourceVersion != stale {
+			return c, nil
+		}
+		if s.now().After(deadline) {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // lastAssigned is true when the last assignment round gave the Cluster to this replica, or never saw it:
