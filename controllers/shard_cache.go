@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -100,8 +102,10 @@ type namespaceTargets struct {
 type shareCache struct {
 	namespace string
 	clusters  []string // sorted
-	kinds     []client.Object
-	cache     cache.Cache
+	// keys are the share's Clusters as "namespace/name", sorted: the objects this cache holds whole.
+	keys  []string
+	kinds []client.Object
+	cache cache.Cache
 	// ctx ends when the cache stops.
 	ctx  context.Context
 	stop context.CancelFunc
@@ -186,6 +190,18 @@ func (s *shareCaches) shareNames() []string {
 	return slices.Compact(names)
 }
 
+// shareKeys are the Clusters of the share as "namespace/name", sorted. s.mu must be held.
+func (s *shareCaches) shareKeys() []string {
+	var keys []string
+	for namespace, clusters := range s.want {
+		for _, name := range clusters {
+			keys = append(keys, namespace+"/"+name)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // covers is true when synced caches hold every object of the Cluster and the Targets of its namespace.
 func (s *shareCaches) covers(key types.NamespacedName) bool {
 	s.mu.Lock()
@@ -198,7 +214,7 @@ func (s *shareCaches) coversLocked(key types.NamespacedName) bool {
 	if s.objects == nil || targets == nil || !targets.synced {
 		return false
 	}
-	_, found := slices.BinarySearch(s.objects.clusters, key.Name)
+	_, found := slices.BinarySearch(s.objects.keys, key.String())
 	return found
 }
 
@@ -253,7 +269,7 @@ func (s *shareCaches) follow(ctx context.Context) {
 		if s.namespaces[namespace] != nil {
 			continue
 		}
-		targets, err := s.startShareCache(ctx, namespace, nil, targetKinds())
+		targets, err := s.startShareCache(ctx, namespace, nil, nil, targetKinds())
 		if err != nil {
 			log.FromContext(ctx).Error(err, "cache the Targets of a namespace; its Clusters wait", "namespace", namespace)
 			continue
@@ -268,15 +284,15 @@ func (s *shareCaches) follow(ctx context.Context) {
 		}
 	}
 
-	names := s.shareNames()
+	names, keys := s.shareNames(), s.shareKeys()
 	latest := s.building
 	if latest == nil {
 		latest = s.objects
 	}
 	switch {
-	case latest != nil && slices.Equal(latest.clusters, names):
+	case latest != nil && slices.Equal(latest.keys, keys):
 		return
-	case len(names) == 0:
+	case len(keys) == 0:
 		for _, c := range []*shareCache{s.objects, s.building} {
 			if c != nil {
 				c.stop()
@@ -285,7 +301,7 @@ func (s *shareCaches) follow(ctx context.Context) {
 		s.objects, s.building = nil, nil
 		return
 	}
-	built, err := s.startShareCache(ctx, "", names, clusterObjectKinds())
+	built, err := s.startShareCache(ctx, "", names, keys, clusterObjectKinds())
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cache the objects of the share's Clusters; they wait")
 		return
@@ -297,10 +313,11 @@ func (s *shareCaches) follow(ctx context.Context) {
 	go s.serveWhenSynced(ctx, built)
 }
 
-// startShareCache starts a cache of the kinds: of the named Clusters' objects in every namespace, or of
-// everything in the namespace; with the reconciler's watches on it. s.mu must be held.
-func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clusters []string, kinds []client.Object) (*shareCache, error) {
-	opts, err := s.shareCacheOptions(namespace, clusters)
+// startShareCache starts a cache of the kinds: of the named Clusters' objects in every namespace (whole for
+// the Clusters keys names), or of everything in the namespace; with the reconciler's watches on it. s.mu
+// must be held.
+func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clusters, keys []string, kinds []client.Object) (*shareCache, error) {
+	opts, err := s.shareCacheOptions(namespace, clusters, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -326,12 +343,14 @@ func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clu
 			log.FromContext(ctx).Error(err, "a cache of the share stopped", "namespace", namespace)
 		}
 	}()
-	return &shareCache{namespace: namespace, clusters: clusters, kinds: kinds, cache: c, ctx: cacheCtx, stop: stop}, nil
+	return &shareCache{namespace: namespace, clusters: clusters, keys: keys, kinds: kinds, cache: c, ctx: cacheCtx, stop: stop}, nil
 }
 
 // shareCacheOptions configure a cache of the share: of the namespace (every watched namespace when none is
-// named), and of the named Clusters' objects only when some are named.
-func (s *shareCaches) shareCacheOptions(namespace string, clusters []string) (cache.Options, error) {
+// named), and of the named Clusters' objects only when some are named. The selector is by name: a Cluster of
+// the same name in another namespace is selected too, and its objects are kept only by what names them
+// (stubOutsideShare).
+func (s *shareCaches) shareCacheOptions(namespace string, clusters, keys []string) (cache.Options, error) {
 	opts := cache.Options{HTTPClient: s.http, Scheme: s.scheme, Mapper: s.mapper,
 		// Nothing the reconciler does reads managedFields; they are a large part of a Target.
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -354,8 +373,37 @@ func (s *shareCaches) shareCacheOptions(namespace string, clusters []string) (ca
 			return cache.Options{}, fmt.Errorf("select the objects of Clusters %v: %w", clusters, err)
 		}
 		opts.DefaultLabelSelector = labels.NewSelector().Add(*byCluster)
+		opts.DefaultTransform = stubOutsideShare(keys)
 	}
 	return opts, nil
+}
+
+// stubOutsideShare keeps whole, without managedFields, the objects of the share's Clusters (keys, sorted
+// "namespace/name") and keeps of any other object only what names it: namespace, name, UID, resourceVersion,
+// deletion and the Cluster label. The caches select by Cluster name, so a Cluster of the same name in another
+// namespace (every team's "telemetry") is selected too; without this every replica would hold its objects.
+// Such an object is never read whole: this replica reconciles only Clusters its caches cover, by key, and a
+// change of the share builds a new cache.
+func stubOutsideShare(keys []string) toolscache.TransformFunc {
+	strip := cache.TransformStripManagedFields()
+	return func(in any) (any, error) {
+		obj, ok := in.(client.Object)
+		if !ok {
+			return in, nil // a tombstone
+		}
+		cluster := obj.GetLabels()[operatorv1alpha1.ClusterLabel]
+		if _, found := slices.BinarySearch(keys, obj.GetNamespace()+"/"+cluster); found {
+			return strip(in)
+		}
+		stub := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+		stub.SetNamespace(obj.GetNamespace())
+		stub.SetName(obj.GetName())
+		stub.SetUID(obj.GetUID())
+		stub.SetResourceVersion(obj.GetResourceVersion())
+		stub.SetDeletionTimestamp(obj.GetDeletionTimestamp())
+		stub.SetLabels(map[string]string{operatorv1alpha1.ClusterLabel: cluster})
+		return stub, nil
+	}
 }
 
 // serveWhenSynced makes the cache serve once it synced, unless a newer one replaced it meanwhile, stops the

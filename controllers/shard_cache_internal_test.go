@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,8 +92,8 @@ func TestSetShareGroupsTheClustersByNamespaceSortedOnce(t *testing.T) {
 
 func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *testing.T) {
 	s := testShareCaches(t)
-	s.objects = &shareCache{clusters: []string{"x", "y"}}
-	s.building = &shareCache{clusters: []string{"w", "x", "y"}}
+	s.objects = &shareCache{clusters: []string{"x", "y"}, keys: []string{"a/x", "a/y", "b/x"}}
+	s.building = &shareCache{clusters: []string{"w", "x", "y"}, keys: []string{"a/w", "a/x", "a/y", "b/x"}}
 	s.namespaces["a"] = &namespaceTargets{synced: true}
 	s.namespaces["b"] = &namespaceTargets{}
 	for _, tc := range []struct {
@@ -101,6 +103,7 @@ func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *te
 		{types.NamespacedName{Namespace: "a", Name: "x"}, true},
 		{types.NamespacedName{Namespace: "a", Name: "y"}, true},
 		{types.NamespacedName{Namespace: "a", Name: "w"}, false}, // the cache of its objects is still being built
+		{types.NamespacedName{Namespace: "c", Name: "y"}, false}, // its name is cached, for another namespace
 		{types.NamespacedName{Namespace: "b", Name: "x"}, false}, // the namespace's Targets are not cached yet
 		{types.NamespacedName{Namespace: "c", Name: "x"}, false}, // a namespace outside the share
 	} {
@@ -327,7 +330,7 @@ func TestShareCacheOptionsSelectTheShareWithinTheWatchedNamespaces(t *testing.T)
 		t.Run(tc.name, func(t *testing.T) {
 			s := testShareCaches(t)
 			s.watchNamespaces = tc.watched
-			opts, err := s.shareCacheOptions(tc.namespace, tc.clusters)
+			opts, err := s.shareCacheOptions(tc.namespace, tc.clusters, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,5 +353,48 @@ func TestShareCacheOptionsSelectTheShareWithinTheWatchedNamespaces(t *testing.T)
 				t.Error("the share's caches keep managedFields, or start informers on reads")
 			}
 		})
+	}
+}
+
+// The caches select by Cluster name, so a same-named Cluster of another namespace is selected too: its objects
+// are kept only by what names them, the share's whole (without managedFields).
+func TestStubOutsideShareKeepsTheShareWholeAndOnlyNamesTheRest(t *testing.T) {
+	transform := stubOutsideShare([]string{"team-a/telemetry", "team-c/edge"})
+	statefulSet := func(namespace, cluster string) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster, UID: types.UID("u-" + namespace), ResourceVersion: "9",
+				Labels:        map[string]string{operatorv1alpha1.ClusterLabel: cluster, "app.kubernetes.io/name": "gnmic"},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(3)), ServiceName: cluster},
+		}
+	}
+	for _, tc := range []struct {
+		namespace, cluster string
+		whole              bool
+	}{
+		{"team-a", "telemetry", true},
+		{"team-b", "telemetry", false}, // same name, another namespace
+		{"team-c", "edge", true},
+		{"team-a", "edge", false},
+	} {
+		got, err := transform(statefulSet(tc.namespace, tc.cluster))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts := got.(*appsv1.StatefulSet)
+		if sts.Namespace != tc.namespace || sts.Name != tc.cluster || sts.UID != types.UID("u-"+tc.namespace) ||
+			sts.ResourceVersion != "9" || sts.Labels[operatorv1alpha1.ClusterLabel] != tc.cluster {
+			t.Errorf("%s/%s: lost what names it: %+v", tc.namespace, tc.cluster, sts.ObjectMeta)
+		}
+		if sts.ManagedFields != nil {
+			t.Errorf("%s/%s: kept managedFields", tc.namespace, tc.cluster)
+		}
+		if whole := sts.Spec.Replicas != nil && sts.Labels["app.kubernetes.io/name"] == "gnmic"; whole != tc.whole {
+			t.Errorf("%s/%s: kept whole %v, want %v", tc.namespace, tc.cluster, whole, tc.whole)
+		}
+	}
+	tombstone := toolscache.DeletedFinalStateUnknown{Key: "team-b/telemetry"}
+	if got, err := transform(tombstone); err != nil || got != tombstone {
+		t.Errorf("a tombstone: %v, %v", got, err)
 	}
 }

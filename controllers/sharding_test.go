@@ -16,6 +16,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,8 +85,10 @@ type shardMember struct {
 	// metrics serves the custom metrics API from the member's cache, as the operator's metrics server does.
 	metrics *metricsadapter.CustomProvider
 	cache   client.Reader
-	stop    context.CancelFunc
-	exited  chan error
+	// reconcilerReads is what the member's reconciler reads through: its share's caches for the Cluster objects.
+	reconcilerReads client.Reader
+	stop            context.CancelFunc
+	exited          chan error
 }
 
 // selectedReads records the lists and watches a member sends (what its caches hold) and can hold back
@@ -170,6 +173,7 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 			Identity: m.identity, LeaseDuration: shardLease},
 	}
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	m.reconcilerReads = r.Client
 	ctx, stop := context.WithCancel(suiteCtx)
 	m.stop = stop
 	go func() { m.exited <- mgr.Start(ctx) }()
@@ -325,6 +329,23 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		noOverlap(pushes)
 		for _, p := range pushes {
 			Expect(p.member).To(BeElementOf(a.identity, b.identity))
+		}
+
+		By("every member holding whole the StatefulSets of its own Clusters only, though every Cluster is named alike")
+		held := owners(fleets)
+		for _, m := range []*shardMember{a, b} {
+			for _, f := range fleets {
+				Eventually(func(g Gomega) {
+					var sts appsv1.StatefulSet
+					g.Expect(m.reconcilerReads.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &sts)).To(Succeed())
+					g.Expect(sts.Labels).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name))
+					if held[f.ns] == m.identity {
+						g.Expect(sts.Spec.Replicas).NotTo(BeNil(), "member %s holds its own Cluster %s only by name", m.identity, f.ns)
+					} else {
+						g.Expect(sts.Spec.Replicas).To(BeNil(), "member %s holds another's Cluster %s whole", m.identity, f.ns)
+					}
+				}).Should(Succeed())
+			}
 		}
 
 		By("every member answering the metrics API for every Cluster, its own or not")
