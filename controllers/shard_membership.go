@@ -84,9 +84,11 @@ type Sharding struct {
 // observedLease is another member's Lease as this replica saw it: RenewTime is when, on this replica's
 // clock, it saw the Lease change last (client-go's observedTime), never the time written in it.
 type observedLease struct {
-	lease   shard.Lease
-	name    string
-	rv      string
+	lease shard.Lease
+	name  string
+	rv    string
+	// object is the Lease as observed (the informer's: never modified), which marking it dead updates.
+	object  *coordinationv1.Lease
 	written string // the renewTime and annotations last seen, to notice a renewal
 }
 
@@ -170,22 +172,43 @@ func (s *Sharding) Start(ctx context.Context) error {
 
 	ticker := time.NewTicker(s.renewPeriod())
 	defer ticker.Stop()
+	deadCheck := time.NewTicker(s.renewPeriod() / 4)
+	defer deadCheck.Stop()
 	for {
 		s.reassign(ctx)
-		select {
-		case <-ctx.Done():
+		renewal, ok := s.awaitRound(ctx, ticker.C, deadCheck.C)
+		if !ok {
 			s.leave(logger)
 			factory.Shutdown()
 			return nil
-		case <-s.kick:
+		}
+		if !renewal {
 			continue
-		case <-ticker.C:
 		}
 		if err := s.renew(ctx); err != nil {
 			return err
 		}
 		s.markExpiredDead(ctx)
 		s.deleteAbandonedLeases(ctx)
+	}
+}
+
+// awaitRound waits for the next assignment round: one asked for (renewal false) or the renewal tick (true).
+// Meanwhile, every quarter of the renewal period, it marks dead the members whose Lease ran out, so that a
+// dead member's Clusters wait for its Lease only, not for this replica's next tick; the Lease watch then asks
+// for the round. ok is false once ctx ended.
+func (s *Sharding) awaitRound(ctx context.Context, tick, deadCheck <-chan time.Time) (renewal, ok bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, false
+		case <-s.kick:
+			return false, true
+		case <-tick:
+			return true, true
+		case <-deadCheck:
+			s.markExpiredDead(ctx)
+		}
 	}
 }
 
@@ -289,7 +312,7 @@ func (s *Sharding) observe(obj any) {
 	delete(s.unseen, holder)
 	s.leases[holder] = observedLease{
 		lease: shard.Lease{Holder: holder, RenewTime: seen, Duration: duration, Leaving: leaving, Dead: dead},
-		name:  l.Name, rv: l.ResourceVersion, written: written,
+		name:  l.Name, rv: l.ResourceVersion, object: l, written: written,
 	}
 	s.mu.Unlock()
 	if !known || was.lease.Leaving != leaving || was.lease.Dead != dead {
@@ -342,15 +365,14 @@ func (s *Sharding) markExpiredDead(ctx context.Context) {
 	s.mu.Unlock()
 	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
 	for _, o := range expired {
-		current, err := leases.Get(ctx, o.name, metav1.GetOptions{})
-		if err != nil || current.ResourceVersion != o.rv {
-			continue // renewed (or gone) since: not dead
+		// Conditional on the version judged expired: a renewal since makes the update fail (not dead).
+		dead := o.object.DeepCopy()
+		if dead.Annotations == nil {
+			dead.Annotations = map[string]string{}
 		}
-		if current.Annotations == nil {
-			current.Annotations = map[string]string{}
-		}
-		current.Annotations[shardDeadAnnotation] = "true"
-		if _, err := leases.Update(ctx, current, metav1.UpdateOptions{}); err == nil {
+		dead.Annotations[shardDeadAnnotation] = "true"
+		if updated, err := leases.Update(ctx, dead, metav1.UpdateOptions{}); err == nil {
+			s.observe(updated) // its Clusters move in the round this asks for, before the watch brings the change
 			shardHandovers.WithLabelValues("marked_dead").Inc()
 			log.FromContext(ctx).Info("marked an expired member dead; its Clusters will be taken over", "deadMember", o.lease.Holder)
 		}
