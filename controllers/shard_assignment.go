@@ -218,14 +218,12 @@ func (s *Sharding) decide(c *operatorv1alpha1.Cluster) (action shard.Action, gen
 	if s.self.Holder == "" {
 		return shard.Wait, 0, func() {}
 	}
-	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()
-	desired, known := s.desired[key]
+	action, known := s.decisionLocked(c)
 	if !known {
 		// A Cluster created since the last round: the next round, asked for now, assigns it with the others.
 		s.askForRound()
 		return shard.Wait, 0, func() {}
 	}
-	action = shard.Decide(s.viewLocked(c, desired), s.now())
 	if c.Status.Shard != nil {
 		generation = c.Status.Shard.Generation
 	}
@@ -239,8 +237,18 @@ func (s *Sharding) takesOver(c *operatorv1alpha1.Cluster) bool {
 	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	action, _ := s.decisionLocked(c)
+	return action == shard.TakeOver
+}
+
+// decisionLocked is shard.Decide for the Cluster as read in c, over the last round's assignment; known is
+// false (and the action Wait) when no round has assigned the Cluster yet. s.mu must be held.
+func (s *Sharding) decisionLocked(c *operatorv1alpha1.Cluster) (action shard.Action, known bool) {
 	desired, known := s.desired[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}.String()]
-	return known && shard.Decide(s.viewLocked(c, desired), s.now()) == shard.TakeOver
+	if !known {
+		return shard.Wait, false
+	}
+	return shard.Decide(s.viewLocked(c, desired), s.now()), true
 }
 
 // newerCluster is the Cluster as the cache holds it once that is newer than the resourceVersion stale (the
