@@ -75,6 +75,9 @@ func run(ctx context.Context, o options) error {
 		reconciler.Dialer = &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(),
 			UserAgent: controllers.ShardUserAgent(sharding.Identity)}
 		log.Info("sharding: this replica reconciles its share of the Clusters", "member", sharding.Identity)
+		// A container restarted in this pod: the process before it is gone; its Clusters need not wait for its
+		// Lease to run out, nor for this one's caches.
+		sharding.MarkPredecessorsDead(ctx)
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)

@@ -12,13 +12,15 @@ import (
 )
 
 // newSharding makes this process a member of the sharded operator: its member Lease lives in the operator's
-// namespace (POD_NAMESPACE) and its identity is its pod name (POD_NAME, else the host name) with a nonce.
+// namespace (POD_NAMESPACE) and its identity is its pod name (POD_NAME, else the host name) with a nonce. Only
+// a pod name from POD_NAME lets it mark its pod's earlier processes dead: two processes may share a host name.
 func newSharding(mgr ctrl.Manager, o options) (*controllers.Sharding, error) {
 	namespace := os.Getenv("POD_NAMESPACE")
 	if namespace == "" {
 		return nil, fmt.Errorf("--sharding needs the operator's namespace in POD_NAMESPACE (config/manager sets it)")
 	}
 	pod := os.Getenv("POD_NAME")
+	knownPod := pod
 	if pod == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -32,7 +34,7 @@ func newSharding(mgr ctrl.Manager, o options) (*controllers.Sharding, error) {
 	}
 	sharding := &controllers.Sharding{
 		Leases: clientset, Clusters: mgr.GetCache(), Namespace: namespace,
-		Identity: controllers.NewShardMemberIdentity(pod), LeaseDuration: o.shardLeaseDuration,
+		Identity: controllers.NewShardMemberIdentity(pod), Pod: knownPod, LeaseDuration: o.shardLeaseDuration,
 	}
 	if o.watchNamespace != "" {
 		for _, ns := range strings.Split(o.watchNamespace, ",") {

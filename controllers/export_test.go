@@ -2,7 +2,10 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -21,4 +24,26 @@ func TakeOverAsAssigned(ctx context.Context, c client.Client, identity string, c
 	s.desired[types.NamespacedName{Namespace: cluster.Namespace, Name: cluster.Name}.String()] = identity
 	r := &ClusterReconciler{Client: c, APIReader: c, Sharding: s, Recorder: record.NewFakeRecorder(16)}
 	return r.takeOver(ctx, cluster)
+}
+
+// ShareCacheCopies are the copies of the object named key that the caches of r's share hold, whole or kept by
+// name only, one per cache of Cluster objects holding it; newObj makes an empty object of its kind.
+func ShareCacheCopies(ctx context.Context, r *ClusterReconciler, key client.ObjectKey, newObj func() client.Object) ([]client.Object, error) {
+	share := r.Sharding.share
+	share.mu.Lock()
+	caches := append(slices.Clone(share.segments), share.pending...)
+	share.mu.Unlock()
+	var out []client.Object
+	for _, c := range caches {
+		obj := newObj()
+		err := c.cache.Get(ctx, key, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, obj)
+		}
+	}
+	return out, nil
 }

@@ -56,10 +56,14 @@ func (s *Sharding) reassign(ctx context.Context) {
 		desired := assignment.Owners[key]
 		was, known := s.desired[key]
 		s.desired[key] = desired
-		if desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained) {
+		action := shard.Decide(s.viewLocked(c, desired), now)
+		if s.takingOver[key] || (action == shard.TakeOver && s.takeOver != nil) {
+			// Cached once its takeover is written (the round that follows): a dead member's takeovers are
+			// writes of a few Clusters' status each, and must not queue behind the lists of their objects
+			// and Targets at kube-apiserver.
+		} else if desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained) {
 			share = append(share, types.NamespacedName{Namespace: c.Namespace, Name: c.Name})
 		}
-		action := shard.Decide(s.viewLocked(c, desired), now)
 		if action == shard.Reconcile {
 			owned.clusters++
 			owned.targets += int(c.Status.TargetsCount)
@@ -128,6 +132,7 @@ func (s *Sharding) takeOverAll(ctx context.Context, clusters []*operatorv1alpha1
 		}()
 	}
 	all.Wait()
+	s.askForRound() // the round caches the Clusters taken over
 }
 
 // wake asks the Cluster controller to reconcile c.
@@ -196,6 +201,9 @@ func (s *Sharding) cacheShare(mgr ctrl.Manager, r *ClusterReconciler) error {
 		return fmt.Errorf("cache the share: %w", err)
 	}
 	share.watchNamespaces = s.WatchNamespaces
+	if s.ConsolidateAfter > 0 {
+		share.consolidateAfter = s.ConsolidateAfter
+	}
 	if err := mgr.Add(share); err != nil {
 		return fmt.Errorf("add the caches of the share: %w", err)
 	}

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -33,10 +34,13 @@ import (
 // A sharded replica caches the objects of its share only (docs/sharding.md, "What each replica caches"): the
 // objects its Clusters own and the Targets of their namespaces, in small controller-runtime caches of its
 // own:
-//   - one cache, across namespaces, of the objects of the Clusters of the share, selected by
-//     `operator.gnmic.dev/cluster in (<their names>)`. When those names change, a cache with the new selector
-//     is built, started and synced, then swapped in and the old one stopped. Objects carry their Cluster's
-//     name, not its namespace: a Cluster of the same name in another namespace comes along (a superset);
+//   - caches ("segments") across namespaces of the objects of the Clusters of the share, each selected by
+//     `operator.gnmic.dev/cluster in (<their names>)`. Clusters the share gains get a segment of their own,
+//     built, started and synced beside the others: a takeover storm lists only what moves, not the whole
+//     share again (shard_cache_segments.go). A segment whose Clusters all left is stopped; once the share has
+//     been quiet for shareConsolidateAfter, or segments reach maxShareSegments, one cache of the whole share
+//     replaces them, so memory follows the share. Objects carry their Cluster's name, not its namespace: a
+//     Cluster of the same name in another namespace comes along, kept only by name (stubOutsideShare);
 //   - per namespace of the share, one cache of its Targets (Pipelines select them by label selector; no label
 //     names their Cluster), kept while the namespace is in the share.
 //
@@ -51,6 +55,14 @@ import (
 // shareSettle is how long the share must stay unchanged before the caches follow it: a replica that takes
 // over many Clusters one by one builds one cache for them, not one each.
 const shareSettle = 200 * time.Millisecond
+
+// shareConsolidateAfter is how long the share must stay unchanged before one cache of the whole share
+// replaces its segments; maxShareSegments is how many segments (synced or not) a share holds before a change
+// builds one of the whole share instead of another segment.
+const (
+	shareConsolidateAfter = 30 * time.Second
+	maxShareSegments      = 8
+)
 
 // clusterObjectKinds are the kinds a Cluster owns, each labelled operator.gnmic.dev/cluster.
 func clusterObjectKinds() []client.Object {
@@ -76,15 +88,19 @@ type shareCaches struct {
 	// cache of the Cluster objects, selected by name across namespaces, stays within them: an install that
 	// OLM grants only some namespaces may list nothing beyond.
 	watchNamespaces []string
+	// consolidateAfter is how long the share must stay unchanged before one cache of the whole share
+	// replaces its segments.
+	consolidateAfter time.Duration
 
 	changed chan struct{}
 
 	mu sync.Mutex
 	// want is the share: the names of the Clusters this replica owns or takes over, by namespace.
 	want map[string][]string
-	// objects serves the Cluster objects of the share; building, while the share's names change, is the one
-	// that will replace it.
-	objects, building *shareCache
+	// segments serve the Cluster objects of the share, newest last; pending are started and not synced yet.
+	// consolidating, when set, is the pending cache of the whole share that replaces the others once synced.
+	segments, pending []*shareCache
+	consolidating     *shareCache
 	// namespaces hold the Targets of each namespace of the share.
 	namespaces map[string]*namespaceTargets
 	// watch registers the reconciler's event handlers on a new cache; nil until the controller starts.
@@ -109,12 +125,14 @@ type shareCache struct {
 	// ctx ends when the cache stops.
 	ctx  context.Context
 	stop context.CancelFunc
+	// replaces are the caches this one makes redundant once synced (a consolidation's).
+	replaces []*shareCache
 }
 
 func newShareCaches(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper,
 	wake func(types.NamespacedName)) (*shareCaches, error) {
 	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, wake: wake,
-		changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
+		consolidateAfter: shareConsolidateAfter, changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
 	var err error
 	if s.clusterObjects, err = groupKindsOf(scheme, clusterObjectKinds()); err != nil {
 		return nil, err
@@ -142,26 +160,39 @@ func groupKindsOf(scheme *runtime.Scheme, objs []client.Object) (map[string]bool
 // NeedLeaderElection is false: every sharded replica holds its own share.
 func (s *shareCaches) NeedLeaderElection() bool { return false }
 
-// Start follows the share until ctx ends, then stops every cache.
+// Start follows the share until ctx ends, then stops every cache. Once the share has been quiet for
+// consolidateAfter, one cache of the whole share replaces the segments.
 func (s *shareCaches) Start(ctx context.Context) error {
+	defer s.stopAll()
+	var consolidate <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
-			s.stopAll()
 			return nil
+		case <-consolidate:
+			consolidate = nil
+			s.mu.Lock()
+			switch {
+			case s.needsConsolidation():
+				s.followClusterObjects(ctx, true)
+			case len(s.pending) > 0 && s.consolidating == nil:
+				consolidate = time.After(s.consolidateAfter) // look again once they synced
+			}
+			s.mu.Unlock()
+			continue
 		case <-s.changed:
 		}
 		select {
 		case <-ctx.Done():
-			s.stopAll()
 			return nil
 		case <-time.After(shareSettle):
 		}
 		s.follow(ctx)
+		consolidate = time.After(s.consolidateAfter)
 	}
 }
 
-// setShare records the Clusters this replica owns or takes over; the caches follow shortly after.
+// setShare records the Clusters this replica owns or takes over; the caches follow shortly after it changed.
 func (s *shareCaches) setShare(clusters []types.NamespacedName) {
 	want := map[string][]string{}
 	for _, c := range clusters {
@@ -172,22 +203,14 @@ func (s *shareCaches) setShare(clusters []types.NamespacedName) {
 		want[ns] = slices.Compact(want[ns])
 	}
 	s.mu.Lock()
+	changed := !maps.EqualFunc(s.want, want, slices.Equal)
 	s.want = want
 	s.mu.Unlock()
-	select {
-	case s.changed <- struct{}{}:
-	default:
+	if changed {
+		// Only a change: every assignment round sets the share, and a share that stays put must let the
+		// quiet period before a consolidation run out.
+		s.askToFollow()
 	}
-}
-
-// shareNames are the names of the Clusters of the share, sorted, once each. s.mu must be held.
-func (s *shareCaches) shareNames() []string {
-	var names []string
-	for _, clusters := range s.want {
-		names = append(names, clusters...)
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }
 
 // shareKeys are the Clusters of the share as "namespace/name", sorted. s.mu must be held.
@@ -211,15 +234,19 @@ func (s *shareCaches) covers(key types.NamespacedName) bool {
 
 func (s *shareCaches) coversLocked(key types.NamespacedName) bool {
 	targets := s.namespaces[key.Namespace]
-	if s.objects == nil || targets == nil || !targets.synced {
+	if targets == nil || !targets.synced {
 		return false
 	}
-	_, found := slices.BinarySearch(s.objects.keys, key.String())
-	return found
+	for _, segment := range s.segments {
+		if _, found := slices.BinarySearch(segment.keys, key.String()); found {
+			return true
+		}
+	}
+	return false
 }
 
 // reader is the synced cache that serves obj's kind in the namespace, or nil: none does (yet).
-func (s *shareCaches) reader(obj runtime.Object, namespace string) cache.Cache {
+func (s *shareCaches) reader(obj runtime.Object, namespace string) client.Reader {
 	gk, ok := s.groupKind(obj)
 	if !ok {
 		return nil
@@ -227,10 +254,10 @@ func (s *shareCaches) reader(obj runtime.Object, namespace string) cache.Cache {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.clusterObjects[gk] {
-		if s.objects == nil {
+		if len(s.segments) == 0 {
 			return nil
 		}
-		return s.objects.cache
+		return segmentReader(slices.Clone(s.segments))
 	}
 	if targets := s.namespaces[namespace]; targets != nil && targets.synced {
 		return targets.cache.cache
@@ -239,17 +266,17 @@ func (s *shareCaches) reader(obj runtime.Object, namespace string) cache.Cache {
 }
 
 // readers are the synced caches that serve obj's kind in every namespace of the share.
-func (s *shareCaches) readers(obj runtime.Object) []cache.Cache {
+func (s *shareCaches) readers(obj runtime.Object) []client.Reader {
 	gk, ok := s.groupKind(obj)
 	if !ok {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []cache.Cache
+	var out []client.Reader
 	if s.clusterObjects[gk] {
-		if s.objects != nil {
-			out = append(out, s.objects.cache)
+		if len(s.segments) > 0 {
+			out = append(out, segmentReader(slices.Clone(s.segments)))
 		}
 		return out
 	}
@@ -284,33 +311,56 @@ func (s *shareCaches) follow(ctx context.Context) {
 		}
 	}
 
-	names, keys := s.shareNames(), s.shareKeys()
-	latest := s.building
-	if latest == nil {
-		latest = s.objects
-	}
-	switch {
-	case latest != nil && slices.Equal(latest.keys, keys):
-		return
-	case len(keys) == 0:
-		for _, c := range []*shareCache{s.objects, s.building} {
-			if c != nil {
-				c.stop()
-			}
+	s.followClusterObjects(ctx, false)
+}
+
+// followClusterObjects starts the caches of Cluster objects the share needs now (a segment of the Clusters it
+// gained, or, consolidate or at maxShareSegments, one of the whole share) and stops those it no longer needs.
+// s.mu must be held.
+func (s *shareCaches) followClusterObjects(ctx context.Context, consolidate bool) {
+	plan := planClusterObjectCaches(s.shareKeys(), s.segments, s.pending, s.consolidating != nil, consolidate)
+	for _, c := range plan.stop {
+		c.stop()
+		s.segments = slices.DeleteFunc(s.segments, func(x *shareCache) bool { return x == c })
+		s.pending = slices.DeleteFunc(s.pending, func(x *shareCache) bool { return x == c })
+		if s.consolidating == c {
+			s.consolidating = nil
 		}
-		s.objects, s.building = nil, nil
+	}
+	if len(plan.build) == 0 {
 		return
 	}
-	built, err := s.startShareCache(ctx, "", names, keys, clusterObjectKinds())
+	built, err := s.startShareCache(ctx, "", clusterNames(plan.build), plan.build, clusterObjectKinds())
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cache the objects of the share's Clusters; they wait")
 		return
 	}
-	if s.building != nil {
-		s.building.stop()
+	built.replaces = plan.replaces
+	if len(plan.replaces) > 0 {
+		s.consolidating = built
 	}
-	s.building = built
+	s.pending = append(s.pending, built)
 	go s.serveWhenSynced(ctx, built)
+}
+
+// needsConsolidation is true when the caches of Cluster objects hold more than the share needs: more than one
+// segment, or a segment with Clusters that left. s.mu must be held.
+func (s *shareCaches) needsConsolidation() bool {
+	if s.consolidating != nil || len(s.pending) > 0 {
+		return false
+	}
+	if len(s.segments) > 1 {
+		return true
+	}
+	want := s.shareKeys()
+	for _, segment := range s.segments {
+		for _, key := range segment.keys {
+			if _, found := slices.BinarySearch(want, key); !found {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // startShareCache starts a cache of the kinds: of the named Clusters' objects in every namespace (whole for
@@ -406,43 +456,77 @@ func stubOutsideShare(keys []string) toolscache.TransformFunc {
 	}
 }
 
-// serveWhenSynced makes the cache serve once it synced, unless a newer one replaced it meanwhile, stops the
-// one it replaces, and wakes the Clusters it completes the cover of (those without any object yet get no
-// event of their own).
+// serveWhenSynced makes the cache serve once it synced, unless it was stopped meanwhile, stops those it
+// replaces, and wakes the Clusters it completes the cover of (those without any object yet get no event of
+// their own).
 func (s *shareCaches) serveWhenSynced(ctx context.Context, built *shareCache) {
 	if !built.cache.WaitForCacheSync(built.ctx) {
 		return // stopped: replaced, left, or the replica stops
 	}
 	s.mu.Lock()
-	var replaced *shareCache
+	var replaced []*shareCache
 	switch targets := s.namespaces[built.namespace]; {
 	case built.namespace != "" && targets != nil && targets.cache == built:
 		targets.synced = true
-	case built.namespace == "" && s.building == built:
-		replaced = s.objects
-		s.objects, s.building = built, nil
+	case built.namespace == "" && slices.Contains(s.pending, built):
+		s.pending = slices.DeleteFunc(s.pending, func(x *shareCache) bool { return x == built })
+		replaced = built.replaces
+		s.segments = slices.DeleteFunc(s.segments, func(x *shareCache) bool { return slices.Contains(replaced, x) })
+		s.pending = slices.DeleteFunc(s.pending, func(x *shareCache) bool { return slices.Contains(replaced, x) })
+		s.segments = append(s.segments, built)
+		if s.consolidating == built {
+			s.consolidating = nil
+		}
 	default:
 		s.mu.Unlock()
 		return
 	}
 	var covered []types.NamespacedName
+	uncovered := false
 	for namespace, clusters := range s.want {
-		if built.namespace != "" && namespace != built.namespace {
-			continue
-		}
 		for _, name := range clusters {
-			if key := (types.NamespacedName{Namespace: namespace, Name: name}); s.coversLocked(key) {
+			key := types.NamespacedName{Namespace: namespace, Name: name}
+			switch {
+			case !s.coversLocked(key):
+				uncovered = uncovered || (built.namespace == "" && !s.holdsLocked(key))
+			case built.namespace == namespace, built.namespace == "" && len(replaced) == 0 && built.holdsWholeKey(key):
+				// Its cover is complete now: it waited for this cache. A consolidation completes none: the
+				// caches it replaces covered the same Clusters.
 				covered = append(covered, key)
 			}
 		}
 	}
 	s.mu.Unlock()
-	if replaced != nil {
-		replaced.stop()
+	for _, c := range replaced {
+		c.stop()
+	}
+	if uncovered {
+		// A Cluster that left the share before a consolidation began and came back during it: the caches
+		// it replaced held it; a segment of its own does now.
+		s.askToFollow()
 	}
 	log.FromContext(ctx).V(1).Info("a cache of the share synced", "namespace", built.namespace, "clusters", built.clusters)
 	for _, key := range covered {
 		s.wake(key)
+	}
+}
+
+// holdsLocked is true when a cache of Cluster objects, synced or not, holds the Cluster whole. s.mu must be
+// held.
+func (s *shareCaches) holdsLocked(key types.NamespacedName) bool {
+	for _, c := range slices.Concat(s.segments, s.pending) {
+		if _, found := slices.BinarySearch(c.keys, key.String()); found {
+			return true
+		}
+	}
+	return false
+}
+
+// askToFollow makes the caches follow the share again shortly.
+func (s *shareCaches) askToFollow() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -451,7 +535,7 @@ func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache, k
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watch = watch
-	started := []*shareCache{s.objects, s.building}
+	started := slices.Concat(s.segments, s.pending)
 	for _, targets := range s.namespaces {
 		started = append(started, targets.cache)
 	}
@@ -469,12 +553,10 @@ func (s *shareCaches) watchWith(watch func(ctx context.Context, c cache.Cache, k
 func (s *shareCaches) stopAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, c := range []*shareCache{s.objects, s.building} {
-		if c != nil {
-			c.stop()
-		}
+	for _, c := range slices.Concat(s.segments, s.pending) {
+		c.stop()
 	}
-	s.objects, s.building = nil, nil
+	s.segments, s.pending, s.consolidating = nil, nil, nil
 	for namespace, targets := range s.namespaces {
 		targets.cache.stop()
 		delete(s.namespaces, namespace)

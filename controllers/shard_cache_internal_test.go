@@ -88,12 +88,20 @@ func TestSetShareGroupsTheClustersByNamespaceSortedOnce(t *testing.T) {
 	default:
 		t.Error("a new share does not ask the caches to follow it")
 	}
+	// Every assignment round sets the share: the same share again must not restart the quiet period that a
+	// consolidation of the caches waits for.
+	s.setShare([]types.NamespacedName{{Namespace: "a", Name: "x"}, {Namespace: "b", Name: "z"}, {Namespace: "a", Name: "y"}})
+	select {
+	case <-s.changed:
+		t.Error("the same share again asks the caches to follow it")
+	default:
+	}
 }
 
 func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *testing.T) {
 	s := testShareCaches(t)
-	s.objects = &shareCache{clusters: []string{"x", "y"}, keys: []string{"a/x", "a/y", "b/x"}}
-	s.building = &shareCache{clusters: []string{"w", "x", "y"}, keys: []string{"a/w", "a/x", "a/y", "b/x"}}
+	s.segments = []*shareCache{{clusters: []string{"x"}, keys: []string{"a/x", "b/x"}}, {clusters: []string{"y"}, keys: []string{"a/y"}}}
+	s.pending = []*shareCache{{clusters: []string{"w"}, keys: []string{"a/w"}}}
 	s.namespaces["a"] = &namespaceTargets{synced: true}
 	s.namespaces["b"] = &namespaceTargets{}
 	for _, tc := range []struct {
@@ -101,7 +109,7 @@ func TestShareCachesCoverAClusterOnlyOnceCachesOfItsObjectsAndTargetsServe(t *te
 		want    bool
 	}{
 		{types.NamespacedName{Namespace: "a", Name: "x"}, true},
-		{types.NamespacedName{Namespace: "a", Name: "y"}, true},
+		{types.NamespacedName{Namespace: "a", Name: "y"}, true},  // in another segment
 		{types.NamespacedName{Namespace: "a", Name: "w"}, false}, // the cache of its objects is still being built
 		{types.NamespacedName{Namespace: "c", Name: "y"}, false}, // its name is cached, for another namespace
 		{types.NamespacedName{Namespace: "b", Name: "x"}, false}, // the namespace's Targets are not cached yet
@@ -206,7 +214,7 @@ func inNamespace[T any, P interface {
 
 func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 	pod := func(ns, name string) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{operatorv1alpha1.ClusterLabel: "c"}}}
 	}
 	target := func(ns, name string) operatorv1alpha1.Target {
 		return operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -217,7 +225,7 @@ func TestShareClientReadsEachKindFromWhereItIsHeld(t *testing.T) {
 	targetsA := store{targets: []operatorv1alpha1.Target{target("a", "t")}}
 	live := store{pods: []corev1.Pod{pod("c", "r")}, targets: []operatorv1alpha1.Target{target("b", "u")}}
 	s := testShareCaches(t)
-	s.objects = &shareCache{clusters: []string{"c"}, cache: readerCache{reader: objects}}
+	s.segments = []*shareCache{{clusters: []string{"c"}, keys: []string{"a/c", "b/c"}, cache: readerCache{reader: objects}}}
 	s.namespaces["a"] = &namespaceTargets{cache: &shareCache{cache: readerCache{reader: targetsA}}, synced: true}
 	s.namespaces["b"] = &namespaceTargets{cache: &shareCache{}} // not synced yet
 	c := &shareClient{Client: manager, share: s, live: live}

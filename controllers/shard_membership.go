@@ -31,6 +31,8 @@ const (
 	// shardDeadAnnotation is set by a replica that released its Lease, or by another replica, with a
 	// conditional update, once the Lease expired. A dead Lease is never renewed again.
 	shardDeadAnnotation = "operator.gnmic.dev/dead"
+	// shardPodAnnotation names the pod of the member that holds the Lease, when it knows it (POD_NAME).
+	shardPodAnnotation = "operator.gnmic.dev/pod"
 )
 
 // Sharding makes the replicas of the operator share the Clusters: each replica renews one Lease, every
@@ -44,6 +46,11 @@ type Sharding struct {
 	Namespace string
 	// Identity is this process's member name: its pod name and a nonce, unique per process lifetime.
 	Identity string
+	// Pod is the name of the pod this process runs in, when the downward API gives it (POD_NAME); empty
+	// when unknown. A process that starts in a pod marks the Leases of that pod's earlier processes dead at
+	// once: a pod's container runs one process at a time, so they are gone (a container restarted after a
+	// crash or an OOM kill), and their Clusters need not wait for their Leases to run out.
+	Pod string
 	// LeaseDuration is how long a Lease stays valid after its renewal; renewals come every third of it.
 	LeaseDuration time.Duration
 	// WatchNamespaces are the namespaces the operator watches (--watch-namespace); none means every one. The
@@ -51,6 +58,9 @@ type Sharding struct {
 	WatchNamespaces []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ConsolidateAfter is how long this replica's share must stay unchanged before one cache of its whole
+	// replaces the caches of the Clusters it gained one batch at a time (shard_cache.go); zero means 30 s.
+	ConsolidateAfter time.Duration
 
 	wakes chan event.GenericEvent
 	// share caches the objects of the Clusters this replica owns or takes over (shard_cache.go).
@@ -227,6 +237,9 @@ func (s *Sharding) join(ctx context.Context) error {
 			RenewTime:            &metav1.MicroTime{Time: sent},
 		},
 	}
+	if s.Pod != "" {
+		lease.Annotations = map[string]string{shardPodAnnotation: s.Pod}
+	}
 	created, err := s.Leases.CoordinationV1().Leases(s.Namespace).Create(ctx, lease, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create member lease %s/%s: %w", s.Namespace, s.Identity, err)
@@ -376,6 +389,35 @@ func (s *Sharding) markExpiredDead(ctx context.Context) {
 			shardHandovers.WithLabelValues("marked_dead").Inc()
 			log.FromContext(ctx).Info("marked an expired member dead; its Clusters will be taken over", "deadMember", o.lease.Holder)
 		}
+	}
+}
+
+// MarkPredecessorsDead marks dead, each with a conditional update, the Leases that earlier processes of this
+// replica's pod hold (see Pod). The operator calls it before its manager starts, so that the Clusters of the
+// process it replaces move while it lists its caches. Failures are logged: those Leases then run out as any
+// other.
+func (s *Sharding) MarkPredecessorsDead(ctx context.Context) {
+	if s.Pod == "" {
+		return
+	}
+	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
+	list, err := leases.List(ctx, metav1.ListOptions{LabelSelector: ShardMemberLabel + "=true"})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "list member leases to find this pod's earlier processes; their leases run out instead")
+		return
+	}
+	for i := range list.Items {
+		l := &list.Items[i]
+		if l.Annotations[shardPodAnnotation] != s.Pod || l.Name == s.Identity || l.Annotations[shardDeadAnnotation] == "true" {
+			continue
+		}
+		l.Annotations[shardDeadAnnotation] = "true"
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+			log.FromContext(ctx).Error(err, "mark the lease of this pod's earlier process dead; it runs out instead", "lease", l.Name)
+			continue
+		}
+		shardHandovers.WithLabelValues("marked_dead").Inc()
+		log.FromContext(ctx).Info("marked the lease of this pod's earlier process dead; its Clusters will be taken over", "deadMember", l.Name)
 	}
 }
 

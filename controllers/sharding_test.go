@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,6 +42,10 @@ import (
 // shardLease is the member Lease duration of the sharding specs: short, so that a lost member's Clusters
 // move within seconds.
 const shardLease = 3 * time.Second
+
+// shardConsolidateAfter is how long a member's share stays quiet before one cache of its whole share replaces
+// the caches of what it gained: short, so that the specs see a member hold whole only what it owns.
+const shardConsolidateAfter = 2 * time.Second
 
 // apiCut cuts one operator replica off from kube-apiserver, as a network partition would, while it still
 // reaches the collectors: requests fail, and watches already open stop delivering.
@@ -80,13 +85,18 @@ func (b *cutBody) Read(p []byte) (int, error) {
 // shardMember is one replica of a sharded operator, in this process.
 type shardMember struct {
 	identity string
-	api      *apiCut
-	reads    *selectedReads
+	// pod and lease, when set before the member starts, are its pod name (POD_NAME) and Lease duration
+	// (shardLease when zero).
+	pod   string
+	lease time.Duration
+	api   *apiCut
+	reads *selectedReads
 	// metrics serves the custom metrics API from the member's cache, as the operator's metrics server does.
 	metrics *metricsadapter.CustomProvider
 	cache   client.Reader
 	// reconcilerReads is what the member's reconciler reads through: its share's caches for the Cluster objects.
 	reconcilerReads client.Reader
+	reconciler      *controllers.ClusterReconciler
 	stop            context.CancelFunc
 	exited          chan error
 }
@@ -161,6 +171,10 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	leases, err := kubernetes.NewForConfig(c)
 	Expect(err).NotTo(HaveOccurred())
 	m.identity = controllers.NewShardMemberIdentity(name)
+	lease := shardLease
+	if m.lease > 0 {
+		lease = m.lease
+	}
 	r := &controllers.ClusterReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
@@ -170,10 +184,12 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 		// the handovers of the others.
 		MaxConcurrentReconciles: 4,
 		Sharding: &controllers.Sharding{Leases: leases, Clusters: mgr.GetCache(), Namespace: namespace,
-			Identity: m.identity, LeaseDuration: shardLease},
+			Identity: m.identity, Pod: m.pod, LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter},
 	}
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	m.reconciler = r
 	m.reconcilerReads = r.Client
+	r.Sharding.MarkPredecessorsDead(suiteCtx) // as the operator does before its manager starts (manager.go)
 	ctx, stop := context.WithCancel(suiteCtx)
 	m.stop = stop
 	go func() { m.exited <- mgr.Start(ctx) }()
@@ -331,19 +347,28 @@ var _ = Describe("A sharded operator", Ordered, func() {
 			Expect(p.member).To(BeElementOf(a.identity, b.identity))
 		}
 
-		By("every member holding whole the StatefulSets of its own Clusters only, though every Cluster is named alike")
-		// A member that just handed a Cluster over rebuilds its cache without it shortly after (shareSettle).
+		By("every member reading and holding whole the StatefulSets of its own Clusters only, though every Cluster is named alike")
+		// A member that just handed a Cluster over keeps it in a cache until its share has been quiet for
+		// shardConsolidateAfter; one cache of its whole share replaces them then.
 		for _, m := range []*shardMember{a, b} {
 			for _, f := range fleets {
 				Eventually(func(g Gomega) {
 					owner := owners([]*fleet{f})[f.ns]
+					key := client.ObjectKey{Namespace: f.ns, Name: f.name}
 					var sts appsv1.StatefulSet
-					g.Expect(m.reconcilerReads.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &sts)).To(Succeed())
-					g.Expect(sts.Labels).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name))
+					err := m.reconcilerReads.Get(suiteCtx, key, &sts)
+					copies, cerr := controllers.ShareCacheCopies(suiteCtx, m.reconciler, key, func() client.Object { return &appsv1.StatefulSet{} })
+					g.Expect(cerr).NotTo(HaveOccurred())
+					g.Expect(copies).NotTo(BeEmpty(), "member %s does not hold Cluster %s's StatefulSet even by name", m.identity, f.ns)
 					if owner == m.identity {
-						g.Expect(sts.Spec.Replicas).NotTo(BeNil(), "member %s holds its own Cluster %s only by name", m.identity, f.ns)
-					} else {
-						g.Expect(sts.Spec.Replicas).To(BeNil(), "member %s holds another's Cluster %s whole", m.identity, f.ns)
+						g.Expect(err).NotTo(HaveOccurred())
+						g.Expect(sts.Spec.Replicas).NotTo(BeNil(), "member %s reads its own Cluster %s only by name", m.identity, f.ns)
+						return
+					}
+					g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "member %s reads another's Cluster %s: %v", m.identity, f.ns, err)
+					for _, c := range copies {
+						g.Expect(c.GetLabels()).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name))
+						g.Expect(c.(*appsv1.StatefulSet).Spec.Replicas).To(BeNil(), "member %s holds another's Cluster %s whole", m.identity, f.ns)
 					}
 				}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 			}
@@ -502,6 +527,52 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		}
 		d.leave()
 		noOverlap(pushesTo(fleets...))
+	})
+
+	It("takes over at once the Clusters of a process that its pod's next process replaced", func() {
+		// A container restarted after a crash or an OOM kill: its earlier process is gone and left its Lease
+		// valid. The Lease lasts a minute here, so that only the next process's word can move its Clusters.
+		inPod := func(m *shardMember) { m.pod, m.lease = "operator-pod-e", time.Minute }
+		e := startShardMember("operator-e", install, requests, inPod)
+		Eventually(func(g Gomega) {
+			count := map[string]int{}
+			for _, owner := range owners(fleets) {
+				count[owner]++
+			}
+			g.Expect(count[e.identity]).To(BeNumerically(">", 0))
+		}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
+		var ofE []*fleet
+		for _, f := range fleets {
+			if owners([]*fleet{f})[f.ns] == e.identity {
+				ofE = append(ofE, f)
+			}
+		}
+		By("killing it: cut off, then stopped, it cannot release its Lease")
+		e.api.cut.Store(true)
+		e.stop()
+		Eventually(e.exited, 45*time.Second).Should(Receive())
+		killed := time.Now()
+		next := startShardMember("operator-e", install, requests, inPod)
+		DeferCleanup(func() { next.leave() })
+		Eventually(func(g Gomega) {
+			for _, f := range ofE {
+				g.Expect(owners([]*fleet{f})[f.ns]).NotTo(Equal(e.identity))
+			}
+		}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+		took := time.Since(killed)
+		GinkgoWriter.Printf("the %d Clusters of a pod's earlier process taken over %s after the next one started (its lease 1m)\n",
+			len(ofE), took.Round(10*time.Millisecond))
+		var earlier, other coordinationv1.Lease
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: e.identity}, &earlier)).To(Succeed())
+		Expect(earlier.Annotations).To(HaveKeyWithValue("operator.gnmic.dev/dead", "true"))
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: b.identity}, &other)).To(Succeed())
+		Expect(other.Annotations).NotTo(HaveKey("operator.gnmic.dev/dead"), "a member of another pod marked dead")
+		for _, f := range ofE {
+			var targets operatorv1alpha1.TargetList
+			Expect(k8sClient.List(suiteCtx, &targets, client.InNamespace(f.ns))).To(Succeed())
+			f.converged(len(targets.Items), 0)
+		}
+		noOverlap(pushesTo(ofE...))
 	})
 
 	It("sent every Lease verb shard-member-role grants", func() {
