@@ -260,6 +260,28 @@ func memberOf(userAgent string) string {
 	return member
 }
 
+// ownsSome waits until the member owns some of the fleets' Clusters.
+func ownsSome(m *shardMember, fleets []*fleet) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		count := map[string]int{}
+		for _, owner := range owners(fleets) {
+			count[owner]++
+		}
+		g.Expect(count[m.identity]).To(BeNumerically(">", 0))
+	}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
+}
+
+// everyFleetConverged waits until each fleet has converged on every Target of its namespace, none unassigned.
+func everyFleetConverged(fleets []*fleet) {
+	GinkgoHelper()
+	for _, f := range fleets {
+		var targets operatorv1alpha1.TargetList
+		Expect(k8sClient.List(suiteCtx, &targets, client.InNamespace(f.ns))).To(Succeed())
+		f.converged(len(targets.Items), 0)
+	}
+}
+
 // owners is each fleet's Cluster owner, by fleet namespace.
 func owners(fleets []*fleet) map[string]string {
 	out := map[string]string{}
@@ -513,18 +535,8 @@ var _ = Describe("A sharded operator", Ordered, func() {
 			return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: d.identity}, &lease)
 		}, listing+10*time.Second, 20*time.Millisecond).Should(Succeed())
 		Expect(joined).To(BeNumerically(">=", listing), "joined %s after it started, before its Clusters were listed", joined)
-		Eventually(func(g Gomega) {
-			count := map[string]int{}
-			for _, owner := range owners(fleets) {
-				count[owner]++
-			}
-			g.Expect(count[d.identity]).To(BeNumerically(">", 0))
-		}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
-		for _, f := range fleets {
-			var targets operatorv1alpha1.TargetList
-			Expect(k8sClient.List(suiteCtx, &targets, client.InNamespace(f.ns))).To(Succeed())
-			f.converged(len(targets.Items), 0)
-		}
+		ownsSome(d, fleets)
+		everyFleetConverged(fleets)
 		d.leave()
 		noOverlap(pushesTo(fleets...))
 	})
@@ -534,13 +546,7 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		// valid. The Lease lasts a minute here, so that only the next process's word can move its Clusters.
 		inPod := func(m *shardMember) { m.pod, m.lease = "operator-pod-e", time.Minute }
 		e := startShardMember("operator-e", install, requests, inPod)
-		Eventually(func(g Gomega) {
-			count := map[string]int{}
-			for _, owner := range owners(fleets) {
-				count[owner]++
-			}
-			g.Expect(count[e.identity]).To(BeNumerically(">", 0))
-		}, 4*shardLease, 100*time.Millisecond).Should(Succeed())
+		ownsSome(e, fleets)
 		var ofE []*fleet
 		for _, f := range fleets {
 			if owners([]*fleet{f})[f.ns] == e.identity {
@@ -567,11 +573,7 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		Expect(earlier.Annotations).To(HaveKeyWithValue("operator.gnmic.dev/dead", "true"))
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: b.identity}, &other)).To(Succeed())
 		Expect(other.Annotations).NotTo(HaveKey("operator.gnmic.dev/dead"), "a member of another pod marked dead")
-		for _, f := range ofE {
-			var targets operatorv1alpha1.TargetList
-			Expect(k8sClient.List(suiteCtx, &targets, client.InNamespace(f.ns))).To(Succeed())
-			f.converged(len(targets.Items), 0)
-		}
+		everyFleetConverged(ofE)
 		noOverlap(pushesTo(ofE...))
 	})
 
