@@ -57,11 +57,11 @@ func (s *Sharding) reassign(ctx context.Context) {
 		was, known := s.desired[key]
 		s.desired[key] = desired
 		action := shard.Decide(s.viewLocked(c, desired), now)
-		if s.takingOver[key] || (action == shard.TakeOver && s.takeOver != nil) {
-			// Cached once its takeover is written (the round that follows): a dead member's takeovers are
-			// writes of a few Clusters' status each, and must not queue behind the lists of their objects
-			// and Targets at kube-apiserver.
-		} else if desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained) {
+		// A Cluster this round takes over is cached once its takeover is written (the round that follows):
+		// a dead member's takeovers are writes of a few Clusters' status each, and must not queue behind the
+		// lists of their objects and Targets at kube-apiserver.
+		takingOver := s.takingOver[key] || (action == shard.TakeOver && s.takeOver != nil)
+		if !takingOver && (desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained)) {
 			share = append(share, types.NamespacedName{Namespace: c.Namespace, Name: c.Name})
 		}
 		if action == shard.Reconcile {

@@ -237,12 +237,7 @@ func (s *shareCaches) coversLocked(key types.NamespacedName) bool {
 	if targets == nil || !targets.synced {
 		return false
 	}
-	for _, segment := range s.segments {
-		if _, found := slices.BinarySearch(segment.keys, key.String()); found {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.segments, func(segment *shareCache) bool { return segment.holdsWholeKey(key) })
 }
 
 // reader is the synced cache that serves obj's kind in the namespace, or nil: none does (yet).
@@ -514,12 +509,7 @@ func (s *shareCaches) serveWhenSynced(ctx context.Context, built *shareCache) {
 // holdsLocked is true when a cache of Cluster objects, synced or not, holds the Cluster whole. s.mu must be
 // held.
 func (s *shareCaches) holdsLocked(key types.NamespacedName) bool {
-	for _, c := range slices.Concat(s.segments, s.pending) {
-		if _, found := slices.BinarySearch(c.keys, key.String()); found {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Concat(s.segments, s.pending), func(c *shareCache) bool { return c.holdsWholeKey(key) })
 }
 
 // askToFollow makes the caches follow the share again shortly.

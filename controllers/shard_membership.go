@@ -400,6 +400,9 @@ func (s *Sharding) MarkPredecessorsDead(ctx context.Context) {
 	if s.Pod == "" {
 		return
 	}
+	// Bounded: the operator's start waits for it.
+	ctx, cancel := context.WithTimeout(ctx, s.LeaseDuration)
+	defer cancel()
 	leases := s.Leases.CoordinationV1().Leases(s.Namespace)
 	list, err := leases.List(ctx, metav1.ListOptions{LabelSelector: ShardMemberLabel + "=true"})
 	if err != nil {
