@@ -52,20 +52,38 @@ func (c *shareClient) List(ctx context.Context, list client.ObjectList, opts ...
 // listShare lists across every namespace of the share (a Node's collector pods): what the replica does not
 // reconcile it need not see.
 func (c *shareClient) listShare(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return listEach(ctx, list, c.share.readers(list), nil, opts...)
+}
+
+// listEach fills list with the items each reader lists, in turn, that keep accepts (nil keeps every one);
+// keep is given the index of the reader and the item.
+func listEach(ctx context.Context, list client.ObjectList, readers []client.Reader,
+	keep func(reader int, obj client.Object) bool, opts ...client.ListOption) error {
 	var items []runtime.Object
-	for _, cached := range c.share.readers(list) {
+	for i, reader := range readers {
 		part, ok := list.DeepCopyObject().(client.ObjectList)
 		if !ok {
 			return fmt.Errorf("copy list %T", list)
 		}
-		if err := cached.List(ctx, part, opts...); err != nil {
+		if err := reader.List(ctx, part, opts...); err != nil {
 			return err
 		}
 		got, err := meta.ExtractList(part)
 		if err != nil {
 			return fmt.Errorf("read list %T: %w", list, err)
 		}
-		items = append(items, got...)
+		for _, item := range got {
+			if keep != nil {
+				obj, ok := item.(client.Object)
+				if !ok {
+					return fmt.Errorf("list %T holds %T", list, item)
+				}
+				if !keep(i, obj) {
+					continue
+				}
+			}
+			items = append(items, item)
+		}
 	}
 	if err := meta.SetList(list, items); err != nil {
 		return fmt.Errorf("fill list %T: %w", list, err)

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,12 +60,9 @@ func planClusterObjectCaches(want []string, segments, pending []*shareCache, con
 			gained = append(gained, key)
 		}
 	}
-	switch {
-	case consolidating:
-		plan.build = gained
-	case consolidate || (len(gained) > 0 && len(kept) >= maxShareSegments):
+	if !consolidating && (consolidate || (len(gained) > 0 && len(kept) >= maxShareSegments)) {
 		plan.build, plan.replaces = slices.Clone(want), kept
-	default:
+	} else {
 		plan.build = gained
 	}
 	return plan
@@ -120,35 +115,17 @@ func (r segmentReader) Get(ctx context.Context, key client.ObjectKey, obj client
 }
 
 func (r segmentReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	var items []runtime.Object
+	newestFirst := make([]client.Reader, len(r))
+	for i, segment := range r {
+		newestFirst[len(r)-1-i] = segment.cache
+	}
 	seen := map[string]bool{}
-	for _, segment := range slices.Backward(r) {
-		part, ok := list.DeepCopyObject().(client.ObjectList)
-		if !ok {
-			return fmt.Errorf("copy list %T", list)
+	return listEach(ctx, list, newestFirst, func(i int, obj client.Object) bool {
+		key := obj.GetNamespace() + "/" + obj.GetName()
+		if seen[key] || !r[len(r)-1-i].holdsWhole(obj) {
+			return false
 		}
-		if err := segment.cache.List(ctx, part, opts...); err != nil {
-			return err
-		}
-		got, err := meta.ExtractList(part)
-		if err != nil {
-			return fmt.Errorf("read list %T: %w", list, err)
-		}
-		for _, item := range got {
-			obj, ok := item.(client.Object)
-			if !ok {
-				return fmt.Errorf("list %T holds %T", list, item)
-			}
-			key := obj.GetNamespace() + "/" + obj.GetName()
-			if seen[key] || !segment.holdsWhole(obj) {
-				continue
-			}
-			seen[key] = true
-			items = append(items, item)
-		}
-	}
-	if err := meta.SetList(list, items); err != nil {
-		return fmt.Errorf("fill list %T: %w", list, err)
-	}
-	return nil
+		seen[key] = true
+		return true
+	}, opts...)
 }
