@@ -75,6 +75,10 @@ func run(ctx context.Context, o options) error {
 		reconciler.Dialer = &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(),
 			UserAgent: controllers.ShardUserAgent(sharding.Identity)}
 		log.Info("sharding: this replica reconciles its share of the Clusters", "member", sharding.Identity)
+		// Ready once it holds its share: a rolling update replaces the next replica only then.
+		if err := mgr.AddReadyzCheck("share", sharding.HoldsShare); err != nil {
+			return fmt.Errorf("add the share's ready check: %w", err)
+		}
 		// A container restarted in this pod: the process before it is gone; its Clusters need not wait for its
 		// Lease to run out, nor for this one's caches.
 		sharding.MarkPredecessorsDead(ctx)

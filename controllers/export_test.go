@@ -47,3 +47,6 @@ func ShareCacheCopies(ctx context.Context, r *ClusterReconciler, key client.Obje
 	}
 	return out, nil
 }
+
+// Covers is true when the caches of s's share hold the Cluster's objects and its namespace's Targets.
+func (s *Sharding) Covers(key types.NamespacedName) bool { return s.covers(key) }

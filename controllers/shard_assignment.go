@@ -51,12 +51,20 @@ func (s *Sharding) reassign(ctx context.Context) {
 	var wake []string
 	var share []types.NamespacedName
 	var takeovers []*operatorv1alpha1.Cluster
+	var assigned []types.NamespacedName
+	notTakenOver := 0
 	owned := shardLoad{}
 	for key, c := range byKey {
 		desired := assignment.Owners[key]
 		was, known := s.desired[key]
 		s.desired[key] = desired
 		action := shard.Decide(s.viewLocked(c, desired), now)
+		if desired == s.Identity {
+			assigned = append(assigned, types.NamespacedName{Namespace: c.Namespace, Name: c.Name})
+			if action != shard.Reconcile {
+				notTakenOver++
+			}
+		}
 		// A Cluster this round takes over is cached once its takeover is written (the round that follows):
 		// a dead member's takeovers are writes of a few Clusters' status each, and must not queue behind the
 		// lists of their objects and Targets at kube-apiserver.
@@ -94,6 +102,7 @@ func (s *Sharding) reassign(ctx context.Context) {
 			delete(s.unseen, owner)
 		}
 	}
+	s.recordShareLocked(assigned, notTakenOver)
 	s.mu.Unlock()
 	if s.share != nil {
 		s.share.setShare(share)

@@ -42,7 +42,8 @@ import (
 //     replaces them, so memory follows the share. Objects carry their Cluster's name, not its namespace: a
 //     Cluster of the same name in another namespace comes along, kept only by name (stubOutsideShare);
 //   - per namespace of the share, one cache of its Targets (Pipelines select them by label selector; no label
-//     names their Cluster), kept while the namespace is in the share.
+//     names their Cluster), kept while the namespace is in the share and for shareConsolidateAfter after it
+//     left: a rolling update moves a Cluster more than once, and its namespace is listed once.
 //
 // Why not a cache per namespace for everything: an informer costs about 84 KiB of heap and a dozen
 // goroutines (measured against kube-apiserver), more than a Cluster's few owned objects weigh, but less than
@@ -111,6 +112,8 @@ type shareCaches struct {
 type namespaceTargets struct {
 	cache  *shareCache
 	synced bool
+	// left is when the namespace left the share; zero while in it. Its cache is kept for consolidateAfter.
+	left time.Time
 }
 
 // shareCache is a started cache of some kinds: of the named Clusters' objects in every namespace, or (no
@@ -172,6 +175,7 @@ func (s *shareCaches) Start(ctx context.Context) error {
 		case <-consolidate:
 			consolidate = nil
 			s.mu.Lock()
+			s.stopTargetsLeft(time.Now(), 0) // quiet: the Targets of every namespace that left go
 			switch {
 			case s.needsConsolidation():
 				s.followClusterObjects(ctx, true)
@@ -276,7 +280,7 @@ func (s *shareCaches) readers(obj runtime.Object) []client.Reader {
 		return out
 	}
 	for _, targets := range s.namespaces {
-		if targets.synced {
+		if targets.synced && targets.left.IsZero() {
 			out = append(out, targets.cache.cache)
 		}
 	}
@@ -299,14 +303,37 @@ func (s *shareCaches) follow(ctx context.Context) {
 		s.namespaces[namespace] = &namespaceTargets{cache: targets}
 		go s.serveWhenSynced(ctx, targets)
 	}
+	s.stopTargetsLeft(time.Now(), s.consolidateAfter)
+
+	s.followClusterObjects(ctx, false)
+}
+
+// stopTargetsLeft stops the Target caches of the namespaces that left the share linger or more before now,
+// and starts the clock of those that just left. s.mu must be held.
+func (s *shareCaches) stopTargetsLeft(now time.Time, linger time.Duration) {
 	for namespace, targets := range s.namespaces {
-		if _, kept := s.want[namespace]; !kept {
+		_, inShare := s.want[namespace]
+		var kept bool
+		if targets.left, kept = lingerTargets(inShare, targets.left, now, linger); !kept {
 			targets.cache.stop()
 			delete(s.namespaces, namespace)
 		}
 	}
+}
 
-	s.followClusterObjects(ctx, false)
+// lingerTargets is when a cached namespace's Targets left the share, as of now (zero while the share holds
+// the namespace), and whether to keep their cache: for linger after the namespace left. A rolling update
+// moves a Cluster more than once, and its namespace that comes back within linger is not listed again.
+func lingerTargets(inShare bool, leftAt, now time.Time, linger time.Duration) (left time.Time, kept bool) {
+	switch {
+	case inShare:
+		return time.Time{}, true
+	case leftAt.IsZero():
+		return now, true
+	case now.Sub(leftAt) < linger:
+		return leftAt, true
+	}
+	return leftAt, false
 }
 
 // followClusterObjects starts the caches of Cluster objects the share needs now (a segment of the Clusters it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -404,5 +405,62 @@ func TestStubOutsideShareKeepsTheShareWholeAndOnlyNamesTheRest(t *testing.T) {
 	tombstone := toolscache.DeletedFinalStateUnknown{Key: "team-b/telemetry"}
 	if got, err := transform(tombstone); err != nil || got != tombstone {
 		t.Errorf("a tombstone: %v, %v", got, err)
+	}
+}
+
+// A namespace's Targets stay cached for a while after it leaves the share: a rolling update moves Clusters
+// more than once, and each return would list the namespace's Targets again.
+func TestLingerTargetsKeepsANamespaceThatLeftTheShareForTheLingerOnly(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	linger := 30 * time.Second
+	for _, tc := range []struct {
+		name     string
+		inShare  bool
+		leftAt   time.Time
+		wantLeft time.Time
+		wantKept bool
+	}{
+		{name: "in the share", inShare: true, wantKept: true},
+		{name: "back in the share", inShare: true, leftAt: now.Add(-10 * time.Second), wantKept: true},
+		{name: "just left", leftAt: time.Time{}, wantLeft: now, wantKept: true},
+		{name: "left less than the linger ago", leftAt: now.Add(-29 * time.Second), wantLeft: now.Add(-29 * time.Second), wantKept: true},
+		{name: "left the linger ago", leftAt: now.Add(-30 * time.Second), wantLeft: now.Add(-30 * time.Second)},
+	} {
+		left, kept := lingerTargets(tc.inShare, tc.leftAt, now, linger)
+		if !left.Equal(tc.wantLeft) || kept != tc.wantKept {
+			t.Errorf("%s: left %v, kept %v; want %v, %v", tc.name, left, kept, tc.wantLeft, tc.wantKept)
+		}
+	}
+}
+
+// The Targets of a namespace that left the share are kept, not served to a list across the share: that lists
+// only what the replica reconciles.
+func TestShareCachesListAcrossTheShareLeavesOutNamespacesThatLeft(t *testing.T) {
+	s := testShareCaches(t)
+	s.want = map[string][]string{"a": {"x"}}
+	s.namespaces["a"] = &namespaceTargets{cache: &shareCache{cache: readerCache{}, stop: func() {}}, synced: true}
+	s.namespaces["b"] = &namespaceTargets{cache: &shareCache{cache: readerCache{}, stop: func() {}}, synced: true}
+	now := time.Now()
+	s.stopTargetsLeft(now, time.Minute)
+	if got := len(s.readers(&operatorv1alpha1.TargetList{})); got != 1 {
+		t.Fatalf("%d readers of Targets across the share, want the one of namespace a", got)
+	}
+	if s.namespaces["b"] == nil || s.reader(&operatorv1alpha1.TargetList{}, "b") == nil {
+		t.Fatal("the Targets of namespace b, which just left, are no longer cached")
+	}
+	s.want = map[string][]string{"a": {"x"}, "b": {"y"}}
+	s.stopTargetsLeft(now.Add(time.Minute), time.Minute)
+	if got := len(s.readers(&operatorv1alpha1.TargetList{})); got != 2 {
+		t.Fatalf("%d readers of Targets across the share once b came back, want 2", got)
+	}
+	s.want = map[string][]string{"a": {"x"}}
+	s.stopTargetsLeft(now.Add(2*time.Minute), time.Minute)
+	s.stopTargetsLeft(now.Add(2*time.Minute+59*time.Second), time.Minute)
+	if s.namespaces["b"] == nil {
+		t.Fatal("the Targets of namespace b stopped before the linger ran out")
+	}
+	s.stopTargetsLeft(now.Add(3*time.Minute), time.Minute)
+	if s.namespaces["b"] != nil {
+		t.Fatal("the Targets of namespace b are still cached a linger after it left")
 	}
 }

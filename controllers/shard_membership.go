@@ -7,9 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -61,6 +63,9 @@ type Sharding struct {
 	// ConsolidateAfter is how long this replica's share must stay unchanged before one cache of its whole
 	// replaces the caches of the Clusters it gained one batch at a time (shard_cache.go); zero means 30 s.
 	ConsolidateAfter time.Duration
+	// ReadyWithin is how long after joining a replica that does not hold its share yet becomes ready anyway
+	// (HoldsShare); zero means shareReadyWithin.
+	ReadyWithin time.Duration
 
 	wakes chan event.GenericEvent
 	// share caches the objects of the Clusters this replica owns or takes over (shard_cache.go).
@@ -88,7 +93,17 @@ type Sharding struct {
 	// leasesSynced is true once the watch of the member Leases has listed them all: only then does an owner
 	// count as unseen.
 	leasesSynced bool
-	kick         chan struct{} // asks for a round before the next tick
+	// joined is when this replica joined the members; rounds counts its assignment rounds; assignedSelf are
+	// the Clusters the last round gave it, notTakenOver how many of them it did not reconcile yet; heldShare
+	// latches once it held them all, cached (HoldsShare, shard_readiness.go).
+	joined       time.Time
+	rounds       int
+	assignedSelf []types.NamespacedName
+	notTakenOver int
+	heldShare    bool
+	// logger is Start's, for what HoldsShare reports.
+	logger logr.Logger
+	kick   chan struct{} // asks for a round before the next tick
 }
 
 // observedLease is another member's Lease as this replica saw it: RenewTime is when, on this replica's
@@ -150,6 +165,9 @@ func (s *Sharding) Start(ctx context.Context) error {
 	s.init()
 	logger := log.FromContext(ctx).WithName("sharding").WithValues("member", s.Identity)
 	ctx = log.IntoContext(ctx, logger)
+	s.mu.Lock()
+	s.logger = logger
+	s.mu.Unlock()
 	// A member is given Clusters as soon as it joins: one that cannot reconcile yet (a replica restarted into
 	// a large fleet lists it for seconds) would hold them while the others could have taken them.
 	if s.ready != nil {
@@ -247,6 +265,7 @@ func (s *Sharding) join(ctx context.Context) error {
 	s.mu.Lock()
 	s.self = shard.Lease{Holder: s.Identity, RenewTime: sent, Duration: s.LeaseDuration}
 	s.written = created
+	s.joined = s.now()
 	s.mu.Unlock()
 	return nil
 }

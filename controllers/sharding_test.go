@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -434,8 +435,21 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		}
 	})
 
-	It("gives a joining member its share, draining before it takes over", func() {
+	It("gives a joining member its share, draining before it takes over, and makes it ready only then", func() {
 		c = startShardMember("operator-c", install, requests)
+		Expect(c.reconciler.Sharding.HoldsShare(nil)).NotTo(Succeed(), "ready before it joined")
+		Eventually(func() error { return c.reconciler.Sharding.HoldsShare(nil) }, 4*shardLease, 20*time.Millisecond).Should(Succeed())
+		// Ready: it owns its share and has cached it (a rolling update replaces the next replica only now).
+		ownedByC := 0
+		held := owners(fleets)
+		for _, f := range fleets {
+			if held[f.ns] == c.identity {
+				ownedByC++
+				Expect(c.reconciler.Sharding.Covers(types.NamespacedName{Namespace: f.ns, Name: f.name})).To(BeTrue(),
+					"ready without a cache of %s, which it owns", f.ns)
+			}
+		}
+		Expect(ownedByC).To(BeNumerically(">", 0), "ready before it took any Cluster over")
 		Eventually(func(g Gomega) {
 			count := map[string]int{}
 			for _, owner := range owners(fleets) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -374,6 +375,7 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		scaleOperator(4)
 		var newcomer string
 		var want shard.Assignment
+		var settled map[string]string
 		Eventually(func(g Gomega) {
 			live := liveMembers(g)
 			g.Expect(live).To(HaveLen(4))
@@ -382,13 +384,28 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 					newcomer = m
 				}
 			}
-			// Where the operator's own assignment sends the Clusters from where they were: the recorded owners
-			// must reach exactly that, every Cluster served.
+			// Where the operator's own assignment sends the Clusters from where they were: exactly the Clusters
+			// it moves must leave their members, and nothing else, every Cluster served. Which member with room a
+			// shed Cluster lands on is not asserted: a member that decides on a view a moment behind may take it
+			// over first (recorded as join_lands_as_assigned).
 			want = shard.Assign(shard.AssignInput{Members: membersOf(live), Clusters: costs, Owners: before})
 			now, _ := owners(g)
-			g.Expect(now).To(Equal(want.Owners))
+			for key, owner := range want.Owners {
+				g.Expect(live).To(HaveKey(now[key]), "%s is owned by %q, not a live replica", key, now[key])
+				g.Expect(now[key] == before[key]).To(Equal(owner == before[key]),
+					"%s: owned by %s, was %s, the assignment sends it to %s", key, now[key], before[key], owner)
+			}
+			settled = now
 		}, serveTimeout(), 250*time.Millisecond).Should(Succeed())
 		record("join_s", time.Since(joined).Seconds())
+		record("join_lands_as_assigned", reflect.DeepEqual(settled, want.Owners))
+		landed := map[string]int{}
+		for key, owner := range settled {
+			landed[owner] += cost[key]
+		}
+		for m, load := range landed {
+			Expect(load).To(BeNumerically("<=", want.Capacity), "%s carries more than the capacity", m)
+		}
 		// Clusters moved only off the members that carried more than the new capacity, and each of those shed
 		// no more than its excess plus one Cluster: what the 4th replica's room requires, not a reshuffle.
 		// (A shed Cluster goes to the next member of its own ranking with room, the newcomer or not.)
@@ -417,7 +434,7 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 			Expect(shed[m]).To(BeNumerically("<", over+heaviestCost), "%s shed more than its excess needs", m)
 		}
 		heaviest := 0
-		for _, w := range want.Load {
+		for _, w := range landed {
 			heaviest = max(heaviest, w)
 		}
 		total := 0
@@ -428,7 +445,7 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		record("join_lower_bound_clusters", want.LowerBoundMoves)
 		record("join_weight_moved", movedWeight)
 		record("join_weight_over_new_capacity", excess)
-		record("join_weight_of_new_replica", want.Load[newcomer])
+		record("join_weight_of_new_replica", landed[newcomer])
 		record("join_weight_max_over_mean", float64(heaviest)/(float64(total)/4))
 		Expect(moved).To(BeNumerically(">=", want.LowerBoundMoves))
 		everyClusterServed(serveTimeout())
@@ -566,8 +583,14 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 
 	It("keeps every Cluster reconciled through a rolling update of the operator", func() {
 		everyClusterServed(serveTimeout())
+		// The update starts from a Deployment whose every replica is ready (the replica the last spec paused
+		// comes back under a new identity and is ready once it holds its share), so that it replaces them one
+		// by one.
+		out, err := cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "status",
+			"deployment/gnmic-operator-controller-manager", "--timeout=3m")
+		Expect(err).NotTo(HaveOccurred(), string(out))
 		began := time.Now()
-		out, err := cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "restart", "deployment/gnmic-operator-controller-manager")
+		out, err = cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "restart", "deployment/gnmic-operator-controller-manager")
 		Expect(err).NotTo(HaveOccurred(), string(out))
 		// Sample who owns what until the rollout is over and every Cluster is served again; record for each
 		// Cluster the longest stretch without a live, undrained owner.
