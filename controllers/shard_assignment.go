@@ -103,8 +103,9 @@ func (s *Sharding) reassign(ctx context.Context) {
 		}
 	}
 	s.recordShareLocked(assigned, notTakenOver)
+	setShare := s.shareFollowsLocked(now)
 	s.mu.Unlock()
-	if s.share != nil {
+	if s.share != nil && setShare {
 		s.share.setShare(share)
 	}
 	owned.report()
@@ -114,6 +115,22 @@ func (s *Sharding) reassign(ctx context.Context) {
 	for _, key := range wake {
 		s.wake(byKey[key])
 	}
+}
+
+// shareFollowsLocked is whether the caches follow this round's share now: not while takeovers are being
+// written (this round's included), for up to a Lease duration. The takeovers of a leaving or dead member's
+// Clusters end those Clusters' stretch without an owner, and the lists that caching the Clusters taken over
+// first would start compete with them at kube-apiserver; the round that the last takeover asks for caches
+// them all. s.mu must be held.
+func (s *Sharding) shareFollowsLocked(now time.Time) bool {
+	if len(s.takingOver) == 0 {
+		s.shareHeldBackSince = time.Time{}
+		return true
+	}
+	if s.shareHeldBackSince.IsZero() {
+		s.shareHeldBackSince = now
+	}
+	return now.Sub(s.shareHeldBackSince) >= s.LeaseDuration
 }
 
 // takeOverRate bounds the takeovers a round runs at once.

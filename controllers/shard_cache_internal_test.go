@@ -165,6 +165,8 @@ func (s store) List(_ context.Context, list client.ObjectList, opts ...client.Li
 		l.Items = inNamespace(s.pods, o.Namespace)
 	case *operatorv1alpha1.TargetList:
 		l.Items = inNamespace(s.targets, o.Namespace)
+	case *operatorv1alpha1.ClusterList:
+		l.Items = inNamespace(s.clusters, o.Namespace)
 	default:
 		return fmt.Errorf("store: no %T", list)
 	}

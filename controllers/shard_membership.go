@@ -85,8 +85,10 @@ type Sharding struct {
 	desired  map[string]string        // Cluster key → member Assign gives it to
 	stopping bool
 	inflight sync.WaitGroup
-	// takingOver are the Clusters whose takeover a round runs now.
-	takingOver map[string]bool
+	// takingOver are the Clusters whose takeover a round runs now; shareHeldBackSince is since when rounds
+	// have kept the caches' share as it was while takeovers were written (zero: they do not).
+	takingOver         map[string]bool
+	shareHeldBackSince time.Time
 	// unseen are the owners Clusters name whose Lease this replica does not hold, each with when it first
 	// found it missing (viewLocked).
 	unseen map[string]time.Time

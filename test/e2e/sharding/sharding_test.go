@@ -589,14 +589,14 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		out, err := cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "status",
 			"deployment/gnmic-operator-controller-manager", "--timeout=3m")
 		Expect(err).NotTo(HaveOccurred(), string(out))
+		served := startServedRecorder()
+		defer served.stop()
+		Expect(served.unserved()).To(BeEmpty())
 		began := time.Now()
 		out, err = cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "restart", "deployment/gnmic-operator-controller-manager")
 		Expect(err).NotTo(HaveOccurred(), string(out))
-		// Sample who owns what until the rollout is over and every Cluster is served again; record for each
-		// Cluster the longest stretch without a live, undrained owner.
-		unserved := map[string]time.Time{}
-		longest := time.Duration(0)
-		worst := ""
+		// Until the rollout is over and every Cluster is served again; the recorder times each Cluster's
+		// stretches without a live, undrained owner from the watch events.
 		done := func() bool {
 			out, err := cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "status",
 				"deployment/gnmic-operator-controller-manager", "--timeout=1s")
@@ -604,28 +604,13 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		}
 		finished := time.Time{}
 		Eventually(func(g Gomega) {
-			now := time.Now()
-			shards, live := ownership(g), liveMembers(g)
-			for _, f := range fleets {
-				s := shards[f.Namespace]
-				served := s.owner != "" && !s.drained && live[s.owner]
-				since, was := unserved[f.Namespace]
-				switch {
-				case !served && !was:
-					unserved[f.Namespace] = now
-				case served && was:
-					if d := now.Sub(since); d > longest {
-						longest, worst = d, f.Namespace
-					}
-					delete(unserved, f.Namespace)
-				}
-			}
 			if finished.IsZero() && done() {
-				finished = now
+				finished = time.Now()
 			}
 			g.Expect(finished.IsZero()).To(BeFalse(), "rollout not finished")
-			g.Expect(unserved).To(BeEmpty())
-		}, 5*time.Minute, 250*time.Millisecond).Should(Succeed())
+			g.Expect(served.unserved()).To(BeEmpty())
+		}, 5*time.Minute, time.Second).Should(Succeed())
+		longest, worst := served.longestUnserved()
 		record("rolling_update_s", finished.Sub(began).Seconds())
 		record("rolling_update_longest_unowned_s", longest.Seconds())
 		GinkgoWriter.Printf("longest stretch without a live owner: %s (%s)\n", longest, worst)
