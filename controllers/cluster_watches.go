@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,6 +62,15 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		r.Sharding.ready = informersSynced(mgr.GetCache(), managerCacheKinds()...)
 		r.Sharding.takeOver = r.takeOver
+		// Status changes reconcile nothing (the Cluster watch wants a new generation), but a drain must start
+		// a round: the round takes the drained Cluster over.
+		clusters, err := mgr.GetCache().GetInformer(context.Background(), &operatorv1alpha1.Cluster{})
+		if err != nil {
+			return fmt.Errorf("watch Clusters for handovers: %w", err)
+		}
+		if _, err := clusters.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: r.Sharding.noticeHandover}); err != nil {
+			return fmt.Errorf("watch Clusters for handovers: %w", err)
+		}
 		if err := mgr.Add(r.Sharding); err != nil {
 			return fmt.Errorf("add operator sharding: %w", err)
 		}

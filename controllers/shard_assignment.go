@@ -351,3 +351,23 @@ func (s *Sharding) mayPush(c *operatorv1alpha1.Cluster, generation int64) (time.
 	}
 	return s.self.Expiry(), true
 }
+
+// noticeHandover asks for an assignment round when a Cluster's ownership changed (an owner drained it, took
+// it over, or let it go): a drained Cluster is then taken over by the round's takeovers at once, not at the
+// next renewal tick or behind the reconciles queued at a replica that is starting. It is an update handler of
+// the manager's Cluster informer.
+func (s *Sharding) noticeHandover(old, updated any) {
+	was, okOld := old.(*operatorv1alpha1.Cluster)
+	now, okNew := updated.(*operatorv1alpha1.Cluster)
+	if okOld && okNew && ownershipChanged(was.Status.Shard, now.Status.Shard) {
+		s.askForRound()
+	}
+}
+
+// ownershipChanged is true when the owner, its generation or the drain differ between two shard statuses.
+func ownershipChanged(was, now *operatorv1alpha1.ClusterShard) bool {
+	if was == nil || now == nil {
+		return (was == nil) != (now == nil)
+	}
+	return was.Owner != now.Owner || was.Generation != now.Generation || was.Drained != now.Drained
+}

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
 func memberLease(holder string, renewed time.Time, annotations map[string]string) *coordinationv1.Lease {
@@ -63,6 +65,40 @@ func TestShardingObserveAsksForARoundWhenMembershipChanges(t *testing.T) {
 		step.apply()
 		if got := kicked(s); got != step.kick {
 			t.Errorf("%s: asked for a round %v, want %v", step.name, got, step.kick)
+		}
+	}
+}
+
+// A drain, a takeover or a release of a Cluster asks for a round at once: the round writes the takeover of a
+// drained Cluster, which the Cluster's reconciles (they follow its generation only) would not see.
+func TestNoticeHandoverAsksForARoundWhenAClustersOwnershipChanges(t *testing.T) {
+	owned := func(owner string, generation int64, drained bool) *operatorv1alpha1.Cluster {
+		c := &operatorv1alpha1.Cluster{}
+		if owner != "" {
+			c.Status.Shard = &operatorv1alpha1.ClusterShard{Owner: owner, Generation: generation, Drained: drained}
+		}
+		c.Status.TargetsCount = 3
+		return c
+	}
+	statusOnly := owned("a", 1, false)
+	statusOnly.Status.TargetsCount = 4
+	for _, tc := range []struct {
+		name     string
+		old, new *operatorv1alpha1.Cluster
+		want     bool
+	}{
+		{"drained", owned("a", 1, false), owned("a", 1, true), true},
+		{"taken over", owned("a", 1, true), owned("b", 2, false), true},
+		{"taken back at a new generation", owned("a", 1, true), owned("a", 2, false), true},
+		{"first owner", owned("", 0, false), owned("a", 1, false), true},
+		{"another status field", owned("a", 1, false), statusOnly, false},
+		{"unowned still", owned("", 0, false), owned("", 0, false), false},
+	} {
+		s := &Sharding{}
+		s.init()
+		s.noticeHandover(tc.old, tc.new)
+		if got := kicked(s); got != tc.want {
+			t.Errorf("%s: asked for a round %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

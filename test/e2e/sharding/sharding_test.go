@@ -585,7 +585,14 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		everyClusterServed(serveTimeout())
 		// The update starts from a Deployment whose every replica is ready (the replica the last spec paused
 		// comes back under a new identity and is ready once it holds its share), so that it replaces them one
-		// by one.
+		// by one: the pods' readiness first, then the Deployment's status, which follows it.
+		Eventually(func(g Gomega) {
+			replicas := cp.OperatorReplicas()
+			g.Expect(replicas).To(HaveLen(3))
+			for _, r := range replicas {
+				g.Expect(r.Ready && r.PID != 0).To(BeTrue(), "operator pod %s not ready", r.Pod)
+			}
+		}, 3*time.Minute, time.Second).Should(Succeed())
 		out, err := cp.Kubectl(ctx, "-n", harness.OperatorNamespace, "rollout", "status",
 			"deployment/gnmic-operator-controller-manager", "--timeout=3m")
 		Expect(err).NotTo(HaveOccurred(), string(out))
