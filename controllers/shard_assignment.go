@@ -65,9 +65,10 @@ func (s *Sharding) reassign(ctx context.Context) {
 				notTakenOver++
 			}
 		}
-		// A Cluster this round takes over is cached once its takeover is written (the round that follows):
-		// a dead member's takeovers are writes of a few Clusters' status each, and must not queue behind the
-		// lists of their objects and Targets at kube-apiserver.
+		// A Cluster this round takes over joins the share once its takeover is written, and the caches follow
+		// the share once every takeover in flight is (shareFollowsLocked): a dead member's takeovers are
+		// writes of a few Clusters' status each, and must not queue behind the lists of their objects and
+		// Targets at kube-apiserver.
 		takingOver := s.takingOver[key] || (action == shard.TakeOver && s.takeOver != nil)
 		if !takingOver && (desired == s.Identity || (c.Status.Shard != nil && c.Status.Shard.Owner == s.Identity && !c.Status.Shard.Drained)) {
 			share = append(share, types.NamespacedName{Namespace: c.Namespace, Name: c.Name})
