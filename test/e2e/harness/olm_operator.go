@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,15 +11,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // RunOperatorDeployment runs the pods of the operator's Deployment that OLM created in namespace through
@@ -81,10 +74,6 @@ func (cp *ControlPlane) RunOperatorDeployment(ctx context.Context, namespace, na
 	if err != nil {
 		return err
 	}
-	if err := startReadinessGuard(emulator.ctx, clientset, namespace, selector, cp.log); err != nil {
-		emulator.stop()
-		return err
-	}
 	replicas := 1
 	if deployment.Spec.Replicas != nil {
 		replicas = int(*deployment.Spec.Replicas)
@@ -92,73 +81,6 @@ func (cp *ControlPlane) RunOperatorDeployment(ctx context.Context, namespace, na
 	cp.operator = &operatorRun{install: &operatorInstall{deployment: deployment}, emulator: emulator, replicas: replicas}
 	cp.log("pod emulator runs the pods of Deployment %s/%s (%s)", namespace, name, selector)
 	return nil
-}
-
-// startReadinessGuard keeps the emulated pods of namespace that match selector from being Ready before their
-// container ran, until ctx ends. kwok's pod-ready stage marks a pod Running and Ready as it starts it; the
-// emulator's first status report, when it starts the container a few hundred milliseconds later, sets Ready
-// back to False until the readiness probe passes. A kubelet never reports a pod Ready before its probe. In
-// that window the ReplicaSet controller counts the pod available, so a Deployment's rolling update (OLM's
-// upgrade) deletes an old pod before its replacement is ready, OLM sees the Deployment available (a CSV
-// goes Succeeded, then Failed when the emulator reports the truth), and the aggregation layer may send a
-// metrics request to a pod with no process. The guard answers kwok's status at once, as a kubelet would
-// have reported it: Ready and ContainersReady False while no container was reported. It writes only over
-// kwok's status (a resourceVersion precondition; once the emulator reported a container it never acts)
-// and never sets anything Ready, so the window shrinks from the emulator's start-up time to one watch event.
-func startReadinessGuard(ctx context.Context, clientset kubernetes.Interface, namespace string, selector labels.Selector, log func(string, ...any)) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector.String() }))
-	pods := factory.Core().V1().Pods().Informer()
-	guard := func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok || !readyWithoutContainer(pod) {
-			return
-		}
-		now := metav1.Now()
-		conditions := []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: now},
-		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": pod.ResourceVersion},
-			"status":   map[string]any{"conditions": conditions},
-		})
-		if err != nil {
-			return
-		}
-		_, err = clientset.CoreV1().Pods(namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-		switch {
-		case err == nil:
-			log("pod %s: kwok marked it Ready before its container ran; reported not ready, as a kubelet would", pod.Name)
-		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && ctx.Err() == nil:
-			log("pod %s: report not ready: %v", pod.Name, err)
-		}
-	}
-	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    guard,
-		UpdateFunc: func(_, obj any) { guard(obj) },
-	}); err != nil {
-		return fmt.Errorf("watch pods: %w", err)
-	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
-		return fmt.Errorf("readiness guard informer did not sync")
-	}
-	return nil
-}
-
-// readyWithoutContainer: the pod is Ready but no container status names a container (kwok's status; the
-// emulator reports its containers with an ID).
-func readyWithoutContainer(pod *corev1.Pod) bool {
-	if pod.DeletionTimestamp != nil || !podIsReady(pod) {
-		return false
-	}
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.ContainerID != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // WaitForOperator waits until as many operator pods as the Deployment asks for run a ready container and

@@ -22,7 +22,8 @@ import (
 
 // TestOperatorRunsAsItsManifestsDeploy installs the operator from config/default and from the bundle's CSV
 // and checks what the pod emulator promises: the replicas the Deployment asks for, each its own process in
-// its pod's sandbox; one leader; the metrics API and the Prometheus endpoint answering from every replica.
+// its pod's sandbox; one leader; the metrics API and the Prometheus endpoint answering from every replica; a
+// rollout that replaces the replicas one at a time, as the manifests' strategy asks.
 func TestOperatorRunsAsItsManifestsDeploy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -45,6 +46,7 @@ func TestOperatorRunsAsItsManifestsDeploy(t *testing.T) {
 			for _, r := range cp.OperatorReplicas() {
 				checkSandbox(t, cp, r)
 			}
+			checkRollout(ctx, t, cp)
 			checkPodDeletion(ctx, t, cp)
 		})
 	}

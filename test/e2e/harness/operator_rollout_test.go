@@ -1,0 +1,138 @@
+//go:build e2e
+
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// checkRollout restarts the operator's Deployment and watches its pods through the rollout. The manifests
+// ask for maxSurge 1 and maxUnavailable 0, so a kubelet's cluster replaces the replicas one at a time: no pod
+// is Ready before its container ran and passed its readiness probe, and at every moment as many pods as the
+// Deployment asks for run a ready container and are not being deleted. Every pod event is checked (a watch
+// misses none), so a Ready that lasted one write is caught.
+func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
+	t.Helper()
+	deployment := cp.operator.install.deployment
+	want := cp.operator.replicas
+	selector, err := metav1.LabelSelectorAsSelector(deployment.Spec.Selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, r := range cp.OperatorReplicas() {
+		before[r.Pod] = true
+	}
+
+	watchCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	factory := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0, informers.WithNamespace(deployment.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector.String() }))
+	pods := factory.Core().V1().Pods().Informer()
+	var (
+		mu         sync.Mutex
+		violations []string
+		started    = time.Now()
+	)
+	check := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		at := time.Since(started).Round(10 * time.Millisecond)
+		if readyWithoutContainer(pod) {
+			violations = append(violations, fmt.Sprintf("%s: pod %s Ready before its container ran", at, pod.Name))
+		}
+		serving := 0
+		for _, o := range pods.GetStore().List() {
+			if p := o.(*corev1.Pod); p.DeletionTimestamp == nil && runsReadyContainer(p) {
+				serving++
+			}
+		}
+		if serving < want {
+			violations = append(violations, fmt.Sprintf("%s: after an event of pod %s only %d of %d pods run a ready container and are not being deleted", at, pod.Name, serving, want))
+		}
+	}
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    check,
+		UpdateFunc: func(_, obj any) { check(obj) },
+		DeleteFunc: check,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(watchCtx.Done())
+	if !cache.WaitForCacheSync(watchCtx.Done(), pods.HasSynced) {
+		t.Fatal("operator pods informer did not sync")
+	}
+
+	name := "deployment/" + deployment.Name
+	if out, err := cp.Kubectl(ctx, "-n", deployment.Namespace, "rollout", "restart", name); err != nil {
+		t.Fatalf("rollout restart: %v: %s", err, out)
+	}
+	if out, err := cp.Kubectl(ctx, "-n", deployment.Namespace, "rollout", "status", name, "--timeout=3m"); err != nil {
+		t.Fatalf("rollout status: %v: %s", err, out)
+	}
+	// The rollout is over once the Deployment says so and the replicas are the new pods, each running.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		replicas := cp.OperatorReplicas()
+		if len(replicas) != want {
+			return false, nil
+		}
+		for _, r := range replicas {
+			if before[r.Pod] || !r.Ready || r.PID == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("after the rollout: want %d new ready replicas, got %+v", want, cp.OperatorReplicas())
+	}
+	t.Logf("rolled %d replicas in %s", want, time.Since(started).Round(100*time.Millisecond))
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range violations {
+		t.Error(v)
+	}
+}
+
+// runsReadyContainer: the pod's Ready condition is True and its container status names a running, ready
+// container (the emulator's report; kwok's names none).
+func runsReadyContainer(pod *corev1.Pod) bool {
+	if !podIsReady(pod) {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.ContainerID != "" && c.Ready && c.State.Running != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// readyWithoutContainer: the pod is Ready but no container status names a container (kwok's status before
+// the emulator's first report; the emulator reports its containers with an ID).
+func readyWithoutContainer(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || !podIsReady(pod) {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.ContainerID != "" {
+			return false
+		}
+	}
+	return true
+}
