@@ -52,8 +52,9 @@ type span struct{ from, to time.Time }
 // podTimes is what the monitor saw of one operator pod.
 type podTimes struct {
 	address string // pod IP and metrics API port
-	// kwokReady are the spans in which the pod was Ready before its container ran (kwok's doing: see
-	// harness.RunOperatorDeployment's readiness guard).
+	// kwokReady are the spans in which the pod was Ready before its container ran. A kubelet never reports
+	// that; the harness's kwok stages leave the emulated pods not Ready until the emulator reports their
+	// probe, and the upgrade spec asserts there are none.
 	kwokReady []span
 	kwokFrom  time.Time
 	// started is when its container started, ready when it was first Ready with a container, serving when
@@ -251,9 +252,6 @@ func (m *upgradeMonitor) Stop() {
 
 // failureCauses are the causes a failed metrics request is put down to.
 type failureCauses struct {
-	// KwokReady: it overlaps (with a second's slack for the endpoint slices to follow) a span in which a pod
-	// was Ready before its container ran, kwok's doing.
-	KwokReady int `json:"whileAPodWasReadyWithoutProcess"`
 	// Terminating: it overlaps the second after a pod was deleted: the pod stops serving on SIGTERM while
 	// the aggregation layer may still route to it until its endpoint is seen terminating.
 	Terminating int `json:"withinASecondOfAPodsDeletion"`
@@ -271,11 +269,8 @@ func (m *upgradeMonitor) causes() failureCauses {
 	var c failureCauses
 	overlaps := func(f, s span) bool { return !f.to.Before(s.from) && !f.from.After(s.to.Add(time.Second)) }
 	for _, f := range m.failures {
-		kwok, terminating, early := false, false, false
+		terminating, early := false, false
 		for _, p := range m.pods {
-			for _, s := range p.kwokReady {
-				kwok = kwok || overlaps(f, s)
-			}
 			if !p.deleted.IsZero() {
 				terminating = terminating || overlaps(f, span{p.deleted, p.deleted})
 			}
@@ -288,8 +283,6 @@ func (m *upgradeMonitor) causes() failureCauses {
 			}
 		}
 		switch {
-		case kwok:
-			c.KwokReady++
 		case terminating:
 			c.Terminating++
 		case early:
@@ -299,6 +292,20 @@ func (m *upgradeMonitor) causes() failureCauses {
 		}
 	}
 	return c
+}
+
+// readyWithoutProcess lists the spans in which a pod was Ready before its container ran.
+func (m *upgradeMonitor) readyWithoutProcess() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for name, p := range m.pods {
+		for _, s := range p.kwokReady {
+			out = append(out, fmt.Sprintf("%s from %.1fs for %.2fs", name, s.from.Sub(m.start).Seconds(), s.to.Sub(s.from).Seconds()))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // podTimeline renders, per pod, the spans it was Ready without a process, and when its container started,

@@ -197,9 +197,12 @@ var _ = Describe("Operator Lifecycle Manager v0", Ordered, func() {
 			Expect(up.LeaderAfter).NotTo(BeEmpty())
 			Expect(oldPods).NotTo(HaveKey(up.LeaderAfter), "the leader is a pod of the new version")
 			Expect(up.APIServiceMissingSamples).To(BeZero(), "the metrics APIServices must outlive the old version's bindings")
-			// Every failure must have a known cause: kwok's early readiness (the harness), a pod just deleted
-			// (its endpoint not yet seen terminating), or a pod whose readiness probe passed before its metrics
-			// API listened (the operator's /readyz does not cover the metrics API server). Any other fails.
+			// No pod was Ready before its container ran, as with a kubelet: a rolling update deletes an old pod
+			// only once its replacement passed its readiness probe.
+			Expect(monitor.readyWithoutProcess()).To(BeEmpty(), "pods %v", up.PodTimeline)
+			// Every failure must have a known cause: a pod just deleted (its endpoint not yet seen terminating),
+			// or a pod whose readiness probe passed before its metrics API listened (the operator's /readyz does
+			// not cover the metrics API server). Any other fails.
 			Expect(up.MetricsFailureCauses.Other).To(BeEmpty(), "the metrics API must answer throughout the upgrade: failures %v, pods %v",
 				up.MetricsFailureLog, up.PodTimeline)
 		})
