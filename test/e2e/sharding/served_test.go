@@ -4,6 +4,7 @@ package sharding
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -30,11 +31,15 @@ type servedRecorder struct {
 	longest time.Duration
 	worst   string
 	stop    context.CancelFunc
+	// counts is each Cluster's status.targetsCount; changes lists every change of it after the first list.
+	counts  map[string]int32
+	changes []string
+	synced  bool
 }
 
 // startServedRecorder starts the watches and returns once they listed every Cluster and Lease.
 func startServedRecorder() *servedRecorder {
-	r := &servedRecorder{shards: map[string]shardOf{}, live: map[string]bool{}, since: map[string]time.Time{}}
+	r := &servedRecorder{shards: map[string]shardOf{}, live: map[string]bool{}, since: map[string]time.Time{}, counts: map[string]int32{}}
 	c, err := cache.New(cp.Config, cache.Options{Scheme: k8sClient.Scheme(), ByObject: map[client.Object]cache.ByObject{
 		&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{harness.OperatorNamespace: {}},
 			Label: labels.SelectorFromSet(labels.Set{"operator.gnmic.dev/shard-member": "true"})},
@@ -54,6 +59,9 @@ func startServedRecorder() *servedRecorder {
 	}
 	go func() { _ = c.Start(watchCtx) }()
 	Expect(c.WaitForCacheSync(watchCtx)).To(BeTrue())
+	r.mu.Lock()
+	r.synced = true
+	r.mu.Unlock()
 	return r
 }
 
@@ -74,6 +82,14 @@ func (r *servedRecorder) observe(obj any, deleted bool) {
 		default:
 			r.shards[o.Namespace] = shardOf{owner: o.Status.Shard.Owner, drained: o.Status.Shard.Drained}
 		}
+		if was, seen := r.counts[o.Namespace]; !deleted && seen && was != o.Status.TargetsCount && r.synced {
+			owner := ""
+			if o.Status.Shard != nil {
+				owner = o.Status.Shard.Owner
+			}
+			r.changes = append(r.changes, fmt.Sprintf("%s: targetsCount %d → %d, written by owner %q", o.Namespace, was, o.Status.TargetsCount, owner))
+		}
+		r.counts[o.Namespace] = o.Status.TargetsCount
 	case *coordinationv1.Lease:
 		if o.Spec.HolderIdentity == nil {
 			return
@@ -109,6 +125,13 @@ func (r *servedRecorder) unserved() []string {
 		out = append(out, namespace)
 	}
 	return out
+}
+
+// countChanges lists the changes of a Cluster's status.targetsCount seen since the recorder started.
+func (r *servedRecorder) countChanges() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.changes...)
 }
 
 // longestUnserved is the longest stretch a Cluster spent without a live, undrained owner, and which Cluster.

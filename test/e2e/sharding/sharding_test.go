@@ -370,6 +370,10 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		three := liveMembers(Default)
 		Expect(three).To(HaveLen(3))
 
+		// No target changes while the operator scales: a Cluster's status.targetsCount, which the assignment
+		// weighs, stays as it was through every handover.
+		counts := startServedRecorder()
+		defer counts.stop()
 		By("scaling the operator to 4 replicas")
 		joined := time.Now()
 		scaleOperator(4)
@@ -399,6 +403,11 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		}, serveTimeout(), 250*time.Millisecond).Should(Succeed())
 		record("join_s", time.Since(joined).Seconds())
 		record("join_lands_as_assigned", reflect.DeepEqual(settled, want.Owners))
+		changes := counts.countChanges()
+		record("join_targets_count_changes", len(changes))
+		for _, c := range changes {
+			GinkgoWriter.Printf("during the join %s\n", c)
+		}
 		landed := map[string]int{}
 		for key, owner := range settled {
 			landed[owner] += cost[key]
