@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,13 @@ type scaleRun struct {
 	// resource (kube-apiserver's audit log).
 	APIRequestsByKind  map[string]float64 `json:"steadyAPIRequestsPerSecondByKind"`
 	ConvergeCPUSeconds map[string]float64 `json:"cpuSecondsUntilConverged"`
+	// OthersCPUSeconds is, from the operator's start until every target is collected, the CPU seconds of each
+	// control plane process (etcd, kube-apiserver, ...) and of this test process ("harness": the fake
+	// collectors and the pod emulator); MachineBusySeconds is the whole machine's, and MachineCPUSeconds what
+	// its cores could give in that time. Where convergence goes when the replicas' share is small.
+	OthersCPUSeconds   map[string]float64 `json:"otherCPUSecondsUntilConverged"`
+	MachineBusySeconds float64            `json:"machineBusyCPUSecondsUntilConverged"`
+	MachineCPUSeconds  float64            `json:"machineCPUSecondsUntilConverged"`
 	// HeapTop is, per replica, `go tool pprof -top` of its heap in use at the end of the steady window: what
 	// its memory is.
 	HeapTop map[string][]string `json:"heapInUseTop,omitempty"`
@@ -123,6 +131,8 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 		opts.Args = append(opts.Args, "--sharding")
 		name = fmt.Sprintf("%d sharded replicas", replicas)
 	}
+	othersBefore := othersCPUSeconds(cp)
+	busyBefore := machineBusySeconds()
 	started := time.Now()
 	if err := cp.StartOperator(ctx, opts); err != nil {
 		t.Fatal(err)
@@ -150,7 +160,14 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 		ConvergeSeconds:           time.Since(started).Seconds(),
 		SteadyCPUSecondsPerMinute: map[string]float64{}, PeakRSSMiB: map[string]float64{},
 		APIRequestsPerSecond: map[string]float64{}, ConvergeCPUSeconds: map[string]float64{}, APIRequestsByKind: map[string]float64{}}
-	t.Logf("%s: every target collected %.1f s after the operator started", name, run.ConvergeSeconds)
+	run.OthersCPUSeconds = othersCPUSeconds(cp)
+	for process := range run.OthersCPUSeconds {
+		run.OthersCPUSeconds[process] -= othersBefore[process]
+	}
+	run.MachineBusySeconds = machineBusySeconds() - busyBefore
+	run.MachineCPUSeconds = run.ConvergeSeconds * float64(runtime.NumCPU())
+	t.Logf("%s: every target collected %.1f s after the operator started; machine busy %.0f of %.0f CPU-seconds, others %v",
+		name, run.ConvergeSeconds, run.MachineBusySeconds, run.MachineCPUSeconds, run.OthersCPUSeconds)
 
 	cpuBefore, requestsBefore := map[string]float64{}, map[string]float64{}
 	for _, r := range cp.OperatorReplicas() {
@@ -217,6 +234,38 @@ func cpuSeconds(pid int) float64 {
 	utime, _ := strconv.Atoi(fields[11])
 	stime, _ := strconv.Atoi(fields[12])
 	return float64(utime+stime) / 100
+}
+
+// othersCPUSeconds is the CPU seconds so far of every control plane process, by name, and of this process
+// ("harness").
+func othersCPUSeconds(cp *harness.ControlPlane) map[string]float64 {
+	out := map[string]float64{"harness": cpuSeconds(os.Getpid())}
+	for name, pid := range cp.PIDs() {
+		if !strings.HasPrefix(name, "operator/") {
+			out[name] = cpuSeconds(pid)
+		}
+	}
+	return out
+}
+
+// machineBusySeconds is the CPU seconds every core of the machine has spent on anything but idling and
+// waiting for I/O since boot (/proc/stat).
+func machineBusySeconds() float64 {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	busy := 0
+	for i, f := range fields[1:] {
+		if i == 3 || i == 4 || i > 7 {
+			continue
+		}
+		n, _ := strconv.Atoi(f)
+		busy += n
+	}
+	return float64(busy) / 100
 }
 
 // peakRSSMiB is a process's peak resident set (VmHWM).
