@@ -42,6 +42,7 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	var (
 		mu         sync.Mutex
 		violations []string
+		rolling    bool // the handler saw the pods as they were before the rollout
 		started    = time.Now()
 	)
 	check := func(obj any) {
@@ -51,6 +52,9 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		if !rolling {
+			return
+		}
 		at := time.Since(started).Round(10 * time.Millisecond)
 		if readyWithoutContainer(pod) {
 			violations = append(violations, fmt.Sprintf("%s: pod %s Ready before its container ran", at, pod.Name))
@@ -65,17 +69,23 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 			violations = append(violations, fmt.Sprintf("%s: after an event of pod %s only %d of %d pods run a ready container and are not being deleted", at, pod.Name, serving, want))
 		}
 	}
-	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	handler, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    check,
 		UpdateFunc: func(_, obj any) { check(obj) },
 		DeleteFunc: check,
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	factory.Start(watchCtx.Done())
-	if !cache.WaitForCacheSync(watchCtx.Done(), pods.HasSynced) {
+	// Once the handler got the listed pods, the store holds them all: from then on every event is checked
+	// against the whole set.
+	if !cache.WaitForCacheSync(watchCtx.Done(), handler.HasSynced) {
 		t.Fatal("operator pods informer did not sync")
 	}
+	mu.Lock()
+	rolling = true
+	mu.Unlock()
 
 	name := "deployment/" + deployment.Name
 	if out, err := cp.Kubectl(ctx, "-n", deployment.Namespace, "rollout", "restart", name); err != nil {
