@@ -56,7 +56,7 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 			return
 		}
 		at := time.Since(started).Round(10 * time.Millisecond)
-		if readyWithoutContainer(pod) {
+		if ReadyWithoutContainer(pod) {
 			violations = append(violations, fmt.Sprintf("%s: pod %s Ready before its container ran", at, pod.Name))
 		}
 		serving := 0
@@ -131,18 +131,4 @@ func runsReadyContainer(pod *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// readyWithoutContainer: the pod is Ready but no container status names a container (kwok's status before
-// the emulator's first report; the emulator reports its containers with an ID).
-func readyWithoutContainer(pod *corev1.Pod) bool {
-	if pod.DeletionTimestamp != nil || !podIsReady(pod) {
-		return false
-	}
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.ContainerID != "" {
-			return false
-		}
-	}
-	return true
 }

@@ -92,3 +92,17 @@ func (w *podWorker) markUnhealthy(c *runningContainer) {
 	w.mu.Unlock()
 	w.wake()
 }
+
+// ReadyWithoutContainer: the pod is Ready but no container status names a container. A kubelet never reports
+// that; kwok would, before the emulator's first report, were its stages not to leave the emulated pods alone.
+func ReadyWithoutContainer(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || !podIsReady(pod) {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.ContainerID != "" {
+			return false
+		}
+	}
+	return true
+}

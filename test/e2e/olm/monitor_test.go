@@ -125,7 +125,7 @@ func (m *upgradeMonitor) observePod(obj any) {
 			}
 		}
 	}
-	kwok := ready && !container && pod.DeletionTimestamp == nil
+	kwok := harness.ReadyWithoutContainer(pod)
 	switch {
 	case kwok && p.kwokFrom.IsZero():
 		p.kwokFrom = now

@@ -31,10 +31,9 @@ type servedRecorder struct {
 	longest time.Duration
 	worst   string
 	stop    context.CancelFunc
-	// counts is each Cluster's status.targetsCount; changes lists every change of it after the first list.
+	// counts is each Cluster's status.targetsCount; changes lists every change of it the watch delivered.
 	counts  map[string]int32
 	changes []string
-	synced  bool
 }
 
 // startServedRecorder starts the watches and returns once they listed every Cluster and Lease.
@@ -59,9 +58,6 @@ func startServedRecorder() *servedRecorder {
 	}
 	go func() { _ = c.Start(watchCtx) }()
 	Expect(c.WaitForCacheSync(watchCtx)).To(BeTrue())
-	r.mu.Lock()
-	r.synced = true
-	r.mu.Unlock()
 	return r
 }
 
@@ -82,7 +78,7 @@ func (r *servedRecorder) observe(obj any, deleted bool) {
 		default:
 			r.shards[o.Namespace] = shardOf{owner: o.Status.Shard.Owner, drained: o.Status.Shard.Drained}
 		}
-		if was, seen := r.counts[o.Namespace]; !deleted && seen && was != o.Status.TargetsCount && r.synced {
+		if was, seen := r.counts[o.Namespace]; !deleted && seen && was != o.Status.TargetsCount {
 			owner := ""
 			if o.Status.Shard != nil {
 				owner = o.Status.Shard.Owner
