@@ -119,7 +119,7 @@ var _ = Describe("Balancer", Ordered, func() {
 			g.Expect(placed).NotTo(BeNil())
 			g.Expect(placed.Reason).To(Equal(operatorv1alpha1.ReasonMaxReplicasReached))
 			g.Expect(placed.Message).To(HavePrefix("1 of 7 replica(s) find no room"))
-			g.Expect(w.events(g, "spill")).To(ContainElement(HavePrefix(controllers.EventReplicasNotPlaced)))
+			g.Expect(w.events(g, "spill")).To(ContainElement(HavePrefix(operatorv1alpha1.EventReplicasNotPlaced)))
 		}).Should(Succeed())
 	})
 
@@ -163,7 +163,7 @@ var _ = Describe("Balancer", Ordered, func() {
 			g.Expect(zoneB.NotStarted).To(Equal(int32(2)))
 			g.Expect(zoneB.NotStartedSince).NotTo(BeNil())
 			g.Expect(w.targetStatus(g, "fallback", "a").Replacements).To(Equal(int32(2)))
-			g.Expect(w.events(g, "fallback")).To(ContainElement(HavePrefix(controllers.EventFallbackStarted + ": b: 2 pod(s)")))
+			g.Expect(w.events(g, "fallback")).To(ContainElement(HavePrefix(operatorv1alpha1.EventFallbackStarted + ": b: 2 pod(s)")))
 		}).Should(Succeed())
 
 		By("starting zone-b's pods")
@@ -176,7 +176,7 @@ var _ = Describe("Balancer", Ordered, func() {
 			g.Expect(fallback).NotTo(BeNil())
 			g.Expect(fallback.Reason).To(Equal(operatorv1alpha1.ReasonAllStarted))
 			g.Expect(w.targetStatus(g, "fallback", "b").Blocked).To(BeFalse())
-			g.Expect(w.events(g, "fallback")).To(ContainElement(HavePrefix(controllers.EventFallbackEnded)))
+			g.Expect(w.events(g, "fallback")).To(ContainElement(HavePrefix(operatorv1alpha1.EventFallbackEnded)))
 		}).Should(Succeed())
 	})
 
@@ -209,7 +209,7 @@ var _ = Describe("Balancer", Ordered, func() {
 				ContainSubstring(`own-hpa: HorizontalPodAutoscaler "own-hpa" scales Deployment "own-hpa" itself`)))
 			g.Expect(w.targetStatus(g, "partial", "own-hpa").Desired).To(BeNil())
 			g.Expect(w.targetStatus(g, "partial", "ok").Desired).To(Equal(ptr.To[int32](3)))
-			g.Expect(w.events(g, "partial")).To(ContainElement(HavePrefix(controllers.EventNotBalanced + ": " + operatorv1alpha1.ReasonTargetMissing)))
+			g.Expect(w.events(g, "partial")).To(ContainElement(HavePrefix(operatorv1alpha1.EventNotBalanced + ": " + operatorv1alpha1.ReasonTargetMissing)))
 		}).Should(Succeed())
 
 		By("deleting the HPA: the Balancer scales that Deployment first, as its order says")

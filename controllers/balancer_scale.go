@@ -47,7 +47,7 @@ func (r *BalancerReconciler) scaleTargets(ctx context.Context, b *operatorv1alph
 			if len(a.Reasons) > 0 {
 				why = ": " + strings.Join(a.Reasons, "; ")
 			}
-			r.Recorder.Eventf(b, corev1.EventTypeNormal, EventBalancerScaled, "%s: %s scaled from %d to %d%s",
+			r.Recorder.Eventf(b, corev1.EventTypeNormal, operatorv1alpha1.EventBalancerScaled, "%s: %s scaled from %d to %d%s",
 				t.spec.Name, what, from, a.Desired, why)
 		case apierrors.IsConflict(err):
 			w.conflict = true

@@ -17,23 +17,6 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
-// Event reasons a user sees in `kubectl describe balancer`.
-const (
-	// EventBalancerScaled: the Balancer wrote a target's scale; the message says from what, to what and why.
-	EventBalancerScaled = "Scaled"
-	// EventFallbackStarted: a target's pods have not started within the startup timeout; its replicas that
-	// have not started are replaced in the other targets.
-	EventFallbackStarted = "FallbackStarted"
-	// EventFallbackEnded: a blocked target's pods started; its replacements go.
-	EventFallbackEnded = "FallbackEnded"
-	// EventNotBalanced: the Balancer leaves a target alone, cannot write it or cannot balance at all.
-	EventNotBalanced = "NotBalanced"
-	// EventBalanced: every target holds what the policy gives it again.
-	EventBalanced = "Balanced"
-	// EventReplicasNotPlaced: the targets' limits do not let the policy place exactly spec.replicas.
-	EventReplicasNotPlaced = "ReplicasNotPlaced"
-)
-
 // balancerStatus computes a Balancer's status from one look: its targets as observed (and written), the
 // plan. Conditions keep their transition times from the status before.
 func balancerStatus(b *operatorv1alpha1.Balancer, targets []observedTarget, plan balancerPlan) operatorv1alpha1.BalancerStatus {
@@ -206,23 +189,23 @@ func (r *BalancerReconciler) emitBalancerEvents(b *operatorv1alpha1.Balancer, be
 	for _, t := range after.Targets {
 		switch {
 		case t.Blocked && !wasBlocked[t.Name]:
-			r.Recorder.Eventf(b, corev1.EventTypeWarning, EventFallbackStarted, "%s: %d pod(s) have not started within %s: "+
+			r.Recorder.Eventf(b, corev1.EventTypeWarning, operatorv1alpha1.EventFallbackStarted, "%s: %d pod(s) have not started within %s: "+
 				"its replicas that have not started are replaced in the other targets", t.Name, t.NotStarted, timeout)
 		case !t.Blocked && wasBlocked[t.Name]:
-			r.Recorder.Eventf(b, corev1.EventTypeNormal, EventFallbackEnded, "%s: its pods started: the replacements go", t.Name)
+			r.Recorder.Eventf(b, corev1.EventTypeNormal, operatorv1alpha1.EventFallbackEnded, "%s: its pods started: the replacements go", t.Name)
 		}
 	}
 	if c, changed := conditionChanged(before.Conditions, after.Conditions, operatorv1alpha1.ConditionBalanced); changed {
 		switch {
 		case c.Status == metav1.ConditionFalse:
-			r.Recorder.Eventf(b, corev1.EventTypeWarning, EventNotBalanced, "%s: %s", c.Reason, c.Message)
+			r.Recorder.Eventf(b, corev1.EventTypeWarning, operatorv1alpha1.EventNotBalanced, "%s: %s", c.Reason, c.Message)
 		case meta.FindStatusCondition(before.Conditions, c.Type) != nil:
-			r.Recorder.Event(b, corev1.EventTypeNormal, EventBalanced, c.Message)
+			r.Recorder.Event(b, corev1.EventTypeNormal, operatorv1alpha1.EventBalanced, c.Message)
 		}
 	}
 	if c, changed := conditionChanged(before.Conditions, after.Conditions, operatorv1alpha1.ConditionReplicasPlaced); changed &&
 		c.Status == metav1.ConditionFalse && c.Reason != operatorv1alpha1.ReasonCannotBalance {
-		r.Recorder.Eventf(b, corev1.EventTypeWarning, EventReplicasNotPlaced, "%s: %s", c.Reason, c.Message)
+		r.Recorder.Eventf(b, corev1.EventTypeWarning, operatorv1alpha1.EventReplicasNotPlaced, "%s: %s", c.Reason, c.Message)
 	}
 }
 

@@ -11,17 +11,6 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
-// Events of a Cluster with domains.
-const (
-	// EventDomainFallbackStarted: a domain's pods did not start within the startup timeout; its replicas run
-	// in the other domains.
-	EventDomainFallbackStarted = "DomainFallbackStarted"
-	// EventDomainFallbackEnded: the blocked domains' pods started; the replacements go.
-	EventDomainFallbackEnded = "DomainFallbackEnded"
-	// EventStatefulSetNameTaken: the StatefulSet a domain needs (<cluster>-<domain>) is another Cluster's.
-	EventStatefulSetNameTaken = "StatefulSetNameTaken"
-)
-
 // reportDomains writes status.domains and the DomainsPlaced and DomainFallback conditions of a Cluster with
 // domains, and removes them from a Cluster without.
 func (r *ClusterReconciler) reportDomains(cluster *operatorv1alpha1.Cluster, w *world) {
@@ -81,9 +70,9 @@ func (r *ClusterReconciler) reportDomains(cluster *operatorv1alpha1.Cluster, w *
 	meta.SetStatusCondition(&st.Conditions, fallback)
 	switch active := fallback.Status == metav1.ConditionTrue; {
 	case active && !was:
-		r.Recorder.Event(cluster, corev1.EventTypeWarning, EventDomainFallbackStarted, fallback.Message)
+		r.Recorder.Event(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventDomainFallbackStarted, fallback.Message)
 	case !active && was:
-		r.Recorder.Event(cluster, corev1.EventTypeNormal, EventDomainFallbackEnded, "the blocked domains' pods started; the replacements go")
+		r.Recorder.Event(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventDomainFallbackEnded, "the blocked domains' pods started; the replacements go")
 	}
 }
 

@@ -192,7 +192,7 @@ func (r *ClusterReconciler) refuseAnotherClustersStatefulSet(ctx context.Context
 	if owner == nil || owner.Kind != "Cluster" || owner.Name == cluster.Name {
 		return nil
 	}
-	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventStatefulSetNameTaken,
+	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventStatefulSetNameTaken,
 		"StatefulSet %s belongs to Cluster %s: rename the domain (or that Cluster)", name, owner.Name)
 	return fmt.Errorf("statefulset %s belongs to cluster %s, not to %s", name, owner.Name, cluster.Name)
 }

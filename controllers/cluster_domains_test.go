@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/internal/domains"
 )
 
@@ -137,7 +136,7 @@ var _ = Describe("Cluster across failure domains", func() {
 		f.removePod(a2) // as the StatefulSet controller scales zone-a down
 		f.removePod(a3)
 		Expect(loads(f.converged(20, 0))).To(Equal([]int{5, 5, 5, 5}))
-		Expect(f.events(controllers.EventDomainFallbackEnded)).NotTo(BeEmpty())
+		Expect(f.events(operatorv1alpha1.EventDomainFallbackEnded)).NotTo(BeEmpty())
 		Expect(duplicates.seen).To(BeEmpty(), "no target was ever held by two collectors")
 	})
 
@@ -181,7 +180,7 @@ var _ = Describe("Cluster across failure domains", func() {
 			g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3))
 			g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(map[string]string{operatorv1alpha1.ClusterLabel: other.Name}))
 		}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
-		Eventually(func() []string { return f.events(controllers.EventStatefulSetNameTaken) }, 10*time.Second).
+		Eventually(func() []string { return f.events(operatorv1alpha1.EventStatefulSetNameTaken) }, 10*time.Second).
 			Should(ContainElement(ContainSubstring("belongs to Cluster " + other.Name)))
 	})
 })

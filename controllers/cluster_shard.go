@@ -18,12 +18,6 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/shard"
 )
 
-// Event reasons of a sharded operator's handovers.
-const (
-	EventShardTakenOver = "ShardTakenOver"
-	EventShardDrained   = "ShardDrained"
-)
-
 // shardWait is how soon a replica that must wait for a handover looks again.
 const shardWait = time.Second
 
@@ -130,7 +124,7 @@ func (r *ClusterReconciler) writeTakeOver(ctx context.Context, cluster *operator
 		from = previous
 	}
 	log.FromContext(ctx).Info("took the Cluster over", "from", previous, "generation", generation)
-	r.Recorder.Eventf(updated, corev1.EventTypeNormal, EventShardTakenOver,
+	r.Recorder.Eventf(updated, corev1.EventTypeNormal, operatorv1alpha1.EventShardTakenOver,
 		"operator replica %s reconciles the Cluster from now on (from %s, generation %d)", r.Sharding.Identity, from, generation)
 	return nil
 }
@@ -150,7 +144,7 @@ func (r *ClusterReconciler) drain(ctx context.Context, cluster *operatorv1alpha1
 	}
 	shardHandovers.WithLabelValues("drained").Inc()
 	log.FromContext(ctx).Info("let the Cluster go", "generation", cluster.Status.Shard.Generation)
-	r.Recorder.Eventf(updated, corev1.EventTypeNormal, EventShardDrained,
+	r.Recorder.Eventf(updated, corev1.EventTypeNormal, operatorv1alpha1.EventShardDrained,
 		"operator replica %s let the Cluster go: it closed its collector streams and pushes nothing more", r.Sharding.Identity)
 	return nil
 }

@@ -23,28 +23,6 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// Event reasons a user sees in `kubectl describe cluster`.
-const (
-	EventTargetsMoved      = "TargetsMoved"
-	EventCapacityExhausted = "CapacityExhausted"
-	EventCapacityRestored  = "CapacityRestored"
-	EventPushFailed        = "PushFailed"
-	EventTargetsSkipped    = "TargetsSkipped"
-	// EventConfigurationRejected: the collectors refuse what every pod receives alike (a bad Output, say).
-	EventConfigurationRejected = "ConfigurationRejected"
-	// EventTargetsRepaired: a collector dropped targets it was sent (its change buffer overflowed, or it lost
-	// them otherwise); they are removed and sent again.
-	EventTargetsRepaired = "TargetsRepaired"
-	// EventHandoverOverlap: a moved target went to its new pod although its old collector had not confirmed
-	// dropping it within the drop timeout: both may collect it for a while.
-	EventHandoverOverlap = "HandoverOverlap"
-	// EventStaleTargets: a collector runs targets it was not sent (it dropped their removal).
-	EventStaleTargets = "StaleTargets"
-	// EventRefusingPodEmptied: a pod refused its configuration for reasons of its own (other pods take the
-	// same outputs) for longer than the grace period; its targets move to other pods.
-	EventRefusingPodEmptied = "RefusingPodEmptied"
-)
-
 // reportStatus computes the Cluster's status from this reconcile, writes it once, and emits the events a
 // user wants to see.
 func (r *ClusterReconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan, pushed pushResults) error {
@@ -174,10 +152,10 @@ func (r *ClusterReconciler) setCapacityCondition(cluster *operatorv1alpha1.Clust
 	exhausted := c.Status == metav1.ConditionTrue
 	switch {
 	case exhausted && !was:
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventCapacityExhausted,
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventCapacityExhausted,
 			"%d target(s) could not be assigned, all pods at capacity (%d per pod)", n, plan.result.Capacity)
 	case !exhausted && was && n == 0:
-		r.Recorder.Event(cluster, corev1.EventTypeNormal, EventCapacityRestored, "every target is assigned to a pod")
+		r.Recorder.Event(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventCapacityRestored, "every target is assigned to a pod")
 	}
 }
 
@@ -197,17 +175,17 @@ func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan p
 	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.failedPods())))
 	r.emitHandoverEvents(cluster, pushed)
 	if moves := plan.result.Moves; len(moves) > 0 {
-		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
+		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
 			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))
 	}
 	if shared := pushed.sharedRejections(); len(shared) > 0 {
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventConfigurationRejected,
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventConfigurationRejected,
 			"%d pod(s) refuse the Cluster's outputs, inputs or processors; they keep what they hold: %s",
 			len(shared), rejectionOf(pushed, shared[0]))
 	}
 	for _, pp := range pushed.pods {
 		if pp.err != nil && !pp.sharedRejection {
-			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventPushFailed, "pod %s: %v", pp.pod.Name, pp.err)
+			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventPushFailed, "pod %s: %v", pp.pod.Name, pp.err)
 		}
 	}
 	r.emitRefusingPodsEmptied(cluster, plan, pushed)
@@ -216,7 +194,7 @@ func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan p
 		for _, s := range pushed.skipped {
 			names = append(names, s.Error())
 		}
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventTargetsSkipped, "left out of the configuration: %s",
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventTargetsSkipped, "left out of the configuration: %s",
 			strings.Join(first(names, 5), "; "))
 	}
 }
@@ -253,7 +231,7 @@ func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster
 		stale += len(pp.step.Stale)
 		if n := len(pp.step.Repaired); n > 0 && pp.pushed {
 			fleetmetrics.RepairsTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(n))
-			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventTargetsRepaired,
+			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventTargetsRepaired,
 				"pod %s dropped %d target(s) it was sent; removing and sending them again: %s", pp.pod.Name, n,
 				strings.Join(first(pp.step.Repaired, 10), ", "))
 		}
@@ -267,7 +245,7 @@ func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster
 			}
 		}
 		sort.Strings(parts)
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventStaleTargets,
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventStaleTargets,
 			"collectors run %d target(s) they were not sent (a removal they dropped): %s", stale, strings.Join(parts, "; "))
 	}
 	previous.Set(float64(stale))
@@ -279,7 +257,7 @@ func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster
 	}
 	if len(overlaps) > 0 {
 		fleetmetrics.HandoverOverlapsTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(overlaps)))
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventHandoverOverlap,
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventHandoverOverlap,
 			"%d target(s) moved before their old collector confirmed dropping them; both may collect them for a while: %s",
 			len(overlaps), strings.Join(first(overlaps, 10), ", "))
 	}
@@ -315,7 +293,7 @@ func (r *ClusterReconciler) emitRefusingPodsEmptied(cluster *operatorv1alpha1.Cl
 		if why := rejectionOf(pushed, pod); why != "" {
 			msg += "; its collector says: " + why
 		}
-		r.Recorder.Event(cluster, corev1.EventTypeWarning, EventRefusingPodEmptied, msg)
+		r.Recorder.Event(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventRefusingPodEmptied, msg)
 	}
 }
 

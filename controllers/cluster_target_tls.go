@@ -20,10 +20,6 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// EventTargetTLSTooLarge: the TLS files of the Cluster's targets do not all fit in its target TLS Secret; the
-// targets of the TLS Secrets left out are skipped.
-const EventTargetTLSTooLarge = "TargetTLSTooLarge"
-
 // omittedTLSAnnotation on the Cluster's target TLS Secret fingerprints the TLS Secrets it could not hold, so
 // that a change of them is reported once, not at every reconcile, and not again after an operator restart.
 const omittedTLSAnnotation = "operator.gnmic.dev/omitted-tls-secrets"
@@ -151,7 +147,7 @@ func (r *ClusterReconciler) reportOmittedTLS(cluster *operatorv1alpha1.Cluster, 
 	if len(names) > 5 {
 		quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-5))
 	}
-	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventTargetTLSTooLarge,
+	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventTargetTLSTooLarge,
 		"the TLS files of %d Secret(s) do not fit in Secret %s, which holds at most 1 MiB for all targets; "+
 			"their targets are skipped: %s", len(names), secret, strings.Join(quoted, ", "))
 }

@@ -41,9 +41,6 @@ const (
 	APITLSChecksumAnnotation = "operator.gnmic.dev/api-tls-checksum"
 )
 
-// EventAPIInsecure warns, once per reason, that a Cluster opted out of TLS on its collector API.
-const EventAPIInsecure = "APIInsecure"
-
 // apiTLS is the operator's side of a Cluster's collector TLS.
 type apiTLS struct {
 	client   *tls.Config
@@ -273,7 +270,7 @@ func (r *ClusterReconciler) setAPISecuredCondition(cluster *operatorv1alpha1.Clu
 	}
 	was := meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionAPISecured)
 	if insecure != nil && (was == nil || was.Status != c.Status || was.Message != c.Message) {
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, EventAPIInsecure,
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventAPIInsecure,
 			"the collectors' REST API runs without TLS: target passwords cross the pod network in clear, and any pod "+
 				"that reaches the API can push configuration (spec.api.insecure.reason: %s)", insecure.Reason)
 	}

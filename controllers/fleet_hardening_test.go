@@ -42,7 +42,7 @@ var _ = Describe("Cluster reconciler, reporting what it really does", func() {
 		f.addPod(0)
 		f.converged(3, 0)
 		Expect(condition(f.cluster(), operatorv1alpha1.ConditionCapacityExhausted).Reason).To(Equal(operatorv1alpha1.ReasonSufficientCapacity))
-		Expect(f.events(controllers.EventCapacityExhausted)).To(BeEmpty(), "a warning for a fleet that only had no pod yet")
+		Expect(f.events(operatorv1alpha1.EventCapacityExhausted)).To(BeEmpty(), "a warning for a fleet that only had no pod yet")
 	})
 
 	It("keeps a target whose credentials Secret is missing off the collectors and out of capacity, and says why", func() {
@@ -206,8 +206,8 @@ var _ = Describe("Cluster reconciler, when collectors refuse a configuration", f
 		}, 15*time.Second).Should(Succeed())
 		Consistently(func() []corev1.ConditionStatus { return gatesOf(f) }, 3*time.Second, 200*time.Millisecond).
 			Should(HaveEach(corev1.ConditionTrue), "a configuration error every pod shares made pods unready")
-		Expect(f.events(controllers.EventConfigurationRejected)).NotTo(BeEmpty())
-		Expect(f.events(controllers.EventPushFailed)).To(BeEmpty())
+		Expect(f.events(operatorv1alpha1.EventConfigurationRejected)).NotTo(BeEmpty())
+		Expect(f.events(operatorv1alpha1.EventPushFailed)).To(BeEmpty())
 
 		for _, col := range f.collectors {
 			col.ClearApplyFailure()

@@ -142,7 +142,7 @@ var _ = Describe("The operator with only the permissions config/default grants i
 			refusedNothing()
 			g.Expect(k8sClient.Get(suiteCtx, f.key(), &policyv1.PodDisruptionBudget{})).To(Succeed())
 			g.Expect(f.configured(2).Status).To(Equal(corev1.ConditionFalse))
-			g.Expect(f.mostRepeatedEvent(controllers.EventPushFailed)).To(BeNumerically(">=", 2))
+			g.Expect(f.mostRepeatedEvent(operatorv1alpha1.EventPushFailed)).To(BeNumerically(">=", 2))
 		}, 30*time.Second).Should(Succeed())
 		f.collectors[2].ClearApplyFailure()
 		f.converged(5, 0)

@@ -71,7 +71,7 @@ var _ = Describe("Cluster reconciler with collectors that behave like gNMIc", fu
 		f.converged(150, 0)
 		f.collecting(150)
 		Expect(f.collectors[0].Dropped()).To(BeNumerically(">", 0), "nothing was dropped: the spec proves no repair")
-		Eventually(func() []string { return f.events(controllers.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
+		Eventually(func() []string { return f.events(operatorv1alpha1.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
 	})
 
 	It("moves targets off a busy collector only once it stopped running them", func() {
@@ -96,7 +96,7 @@ var _ = Describe("Cluster reconciler with collectors that behave like gNMIc", fu
 		Expect(twice.stop()).To(BeEmpty(), "targets ran on two collectors at once")
 		GinkgoWriter.Printf("the new pod got its first target %v after the old collector became busy\n", firstMove)
 		Expect(firstMove).To(BeNumerically(">=", 2*time.Second), "the move did not wait for the busy collector")
-		Expect(f.events(controllers.EventHandoverOverlap)).To(BeEmpty())
+		Expect(f.events(operatorv1alpha1.EventHandoverOverlap)).To(BeEmpty())
 	})
 
 	It("refuses a Subscription with history, which the collector cannot take, and keeps configuring the rest", func() {
@@ -291,7 +291,7 @@ var _ = Describe("Cluster reconciler, when a collector loses its configuration b
 		Eventually(f.collectors[0].Targets, 30*time.Second).Should(HaveLen(120))
 		f.collecting(120)
 		Expect(f.collectors[0].Dropped()).To(BeZero())
-		Eventually(func() []string { return f.events(controllers.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
+		Eventually(func() []string { return f.events(operatorv1alpha1.EventTargetsRepaired) }, 5*time.Second).NotTo(BeEmpty())
 	})
 })
 
@@ -326,6 +326,6 @@ var _ = Describe("Cluster reconciler, when a pod terminates with its collector s
 		Consistently(func() []string { return f.collectors[0].Targets() }, 3*time.Second, 50*time.Millisecond).
 			Should(ConsistOf(held[0]), "targets started on pod 0 while the terminating pod's collector ran them")
 		Eventually(func() []string { return f.collectors[0].Targets() }, 15*time.Second).Should(HaveLen(10))
-		Eventually(func() []string { return f.events(controllers.EventHandoverOverlap) }, 5*time.Second).NotTo(BeEmpty())
+		Eventually(func() []string { return f.events(operatorv1alpha1.EventHandoverOverlap) }, 5*time.Second).NotTo(BeEmpty())
 	})
 })

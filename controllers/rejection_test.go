@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -56,7 +55,7 @@ var _ = Describe("Cluster reconciler, when a pod or every pod refuses its config
 		Expect(took).To(BeNumerically(">=", 2500*time.Millisecond), "the grace period was not kept")
 
 		Eventually(func(g Gomega) {
-			events := f.events(controllers.EventRefusingPodEmptied)
+			events := f.events(operatorv1alpha1.EventRefusingPodEmptied)
 			g.Expect(events).NotTo(BeEmpty())
 			g.Expect(events[0]).To(ContainSubstring(f.podName(1)))
 			g.Expect(events[0]).To(ContainSubstring(refusal))
@@ -72,7 +71,7 @@ var _ = Describe("Cluster reconciler, when a pod or every pod refuses its config
 			g.Expect(c.Status.Collectors[1].Error).To(Equal(gate.Message), "the Cluster says what the pod says")
 			g.Expect(c.Status.UnassignedTargets).To(BeZero())
 		}, 10*time.Second).Should(Succeed())
-		GinkgoWriter.Printf("event: %s\ngate: %s\nConfigApplied: %s\n", f.events(controllers.EventRefusingPodEmptied)[0],
+		GinkgoWriter.Printf("event: %s\ngate: %s\nConfigApplied: %s\n", f.events(operatorv1alpha1.EventRefusingPodEmptied)[0],
 			f.configured(1).Message, condition(f.cluster(), operatorv1alpha1.ConditionConfigApplied).Message)
 		Consistently(func() []string { return f.collectors[1].Targets() }, 2*time.Second, 100*time.Millisecond).
 			Should(BeEmpty(), "targets went back to a pod that still refuses")
@@ -147,8 +146,8 @@ var _ = Describe("Cluster reconciler, when a pod or every pod refuses its config
 			g.Expect(f.output(g, "file").ResourceVersion).To(Equal(outputVersion))
 			g.Expect(f.pipeline(g, "all").ResourceVersion).To(Equal(pipelineVersion))
 		}, 3*time.Second, 100*time.Millisecond).Should(Succeed())
-		Expect(f.events(controllers.EventRefusingPodEmptied)).To(BeEmpty())
-		Expect(f.events(controllers.EventTargetsMoved)).To(BeEmpty())
+		Expect(f.events(operatorv1alpha1.EventRefusingPodEmptied)).To(BeEmpty())
+		Expect(f.events(operatorv1alpha1.EventTargetsMoved)).To(BeEmpty())
 
 		f.setOutputFile("/telemetry/out.json")
 		Eventually(func(g Gomega) {

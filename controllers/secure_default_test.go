@@ -105,11 +105,11 @@ var _ = Describe("Secure by default", func() {
 				g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonOptedOut))
 				g.Expect(cond.Message).To(ContainSubstring(reason))
 			}, 10*time.Second).Should(Succeed())
-			Eventually(func() int32 { return f.eventCount(controllers.EventAPIInsecure) }, 10*time.Second).Should(BeEquivalentTo(1))
+			Eventually(func() int32 { return f.eventCount(operatorv1alpha1.EventAPIInsecure) }, 10*time.Second).Should(BeEquivalentTo(1))
 			// The operator polls every 2 s: the Cluster is reconciled again and again, and warns no more.
-			Consistently(func() int32 { return f.eventCount(controllers.EventAPIInsecure) }, 5*time.Second, 500*time.Millisecond).
+			Consistently(func() int32 { return f.eventCount(operatorv1alpha1.EventAPIInsecure) }, 5*time.Second, 500*time.Millisecond).
 				Should(BeEquivalentTo(1))
-			Expect(f.events(controllers.EventAPIInsecure)).To(ConsistOf(ContainSubstring(reason)))
+			Expect(f.events(operatorv1alpha1.EventAPIInsecure)).To(ConsistOf(ContainSubstring(reason)))
 			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-api-tls"}, &corev1.Secret{})).
 				To(Satisfy(apierrors.IsNotFound), "a Cluster without TLS gets no certificate")
 		})
@@ -242,7 +242,7 @@ var _ = Describe("Secure by default", func() {
 					g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonSecretNotFound), kind)
 					g.Expect(cond.Message).To(ContainSubstring(`secret "bus-creds"`), kind)
 				}
-				g.Expect(f.events(controllers.EventTargetsSkipped)).To(ContainElement(ContainSubstring(`output "kafka"`)))
+				g.Expect(f.events(operatorv1alpha1.EventTargetsSkipped)).To(ContainElement(ContainSubstring(`output "kafka"`)))
 			}, 10*time.Second).Should(Succeed())
 			f.converged(2, 0)
 

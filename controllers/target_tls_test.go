@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
 )
 
 // tlsDir is where every collector pod finds the TLS files of its targets, whatever they are.
@@ -135,7 +134,7 @@ var _ = Describe("Target TLS material reaches the collectors without rolling the
 			g.Expect(files).To(HaveKeyWithValue("spine-ca__ca.crt", []byte("spine CA")))
 			g.Expect(files).NotTo(HaveKey("big-b__ca.crt"))
 		}, 20*time.Second).Should(Succeed())
-		Eventually(func() []string { return f.events(controllers.EventTargetTLSTooLarge) }, 10*time.Second).
+		Eventually(func() []string { return f.events(operatorv1alpha1.EventTargetTLSTooLarge) }, 10*time.Second).
 			Should(ContainElement(ContainSubstring(`"big-b"`)))
 
 		// Once big-a's last target is gone, big-b fits.

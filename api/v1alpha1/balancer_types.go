@@ -289,6 +289,23 @@ const (
 	ReasonFallbackOff = "FallbackOff"
 )
 
+// Event reasons a user sees in `kubectl describe balancer`.
+const (
+	// EventBalancerScaled: the Balancer wrote a target's scale; the message says from what, to what and why.
+	EventBalancerScaled = "Scaled"
+	// EventFallbackStarted: a target's pods have not started within the startup timeout; its replicas that
+	// have not started are replaced in the other targets.
+	EventFallbackStarted = "FallbackStarted"
+	// EventFallbackEnded: a blocked target's pods started; its replacements go.
+	EventFallbackEnded = "FallbackEnded"
+	// EventNotBalanced: the Balancer leaves a target alone, cannot write it or cannot balance at all.
+	EventNotBalanced = "NotBalanced"
+	// EventBalanced: every target holds what the policy gives it again.
+	EventBalanced = "Balanced"
+	// EventReplicasNotPlaced: the targets' limits do not let the policy place exactly spec.replicas.
+	EventReplicasNotPlaced = "ReplicasNotPlaced"
+)
+
 // Balancer keeps a number of replicas spread over several workloads (one per zone, or spot and on-demand
 // pools) by a policy, writing each one's scale subresource, and replaces replicas that do not start in one
 // workload with replicas in the others. A HorizontalPodAutoscaler scales the Balancer through its own scale

@@ -34,6 +34,50 @@ const (
 	ReasonScaledToZero = "ScaledToZero"
 )
 
+// Event reasons a user sees in `kubectl describe cluster`.
+const (
+	// EventTargetsMoved: placement moved targets to other pods; the message names them (the first ten) and
+	// the lower bound of moves.
+	EventTargetsMoved = "TargetsMoved"
+	// EventCapacityExhausted: targets could not be assigned, every pod is at capacity.
+	EventCapacityExhausted = "CapacityExhausted"
+	// EventCapacityRestored: every target is assigned to a pod again.
+	EventCapacityRestored = "CapacityRestored"
+	// EventPushFailed: a pod's configuration could not be pushed; the message has the collector's words.
+	EventPushFailed = "PushFailed"
+	// EventTargetsSkipped: objects are left out of the configuration because they do not render.
+	EventTargetsSkipped = "TargetsSkipped"
+	// EventConfigurationRejected: the collectors refuse what every pod receives alike (a bad Output, say).
+	EventConfigurationRejected = "ConfigurationRejected"
+	// EventTargetsRepaired: a collector dropped targets it was sent (its change buffer overflowed, or it lost
+	// them otherwise); they are removed and sent again.
+	EventTargetsRepaired = "TargetsRepaired"
+	// EventHandoverOverlap: a moved target went to its new pod although its old collector had not confirmed
+	// dropping it within the drop timeout: both may collect it for a while.
+	EventHandoverOverlap = "HandoverOverlap"
+	// EventStaleTargets: a collector runs targets it was not sent (it dropped their removal).
+	EventStaleTargets = "StaleTargets"
+	// EventRefusingPodEmptied: a pod refused its configuration for reasons of its own (other pods take the
+	// same outputs) for longer than the grace period; its targets move to other pods.
+	EventRefusingPodEmptied = "RefusingPodEmptied"
+	// EventAPIInsecure warns, once per reason, that a Cluster opted out of TLS on its collector API.
+	EventAPIInsecure = "APIInsecure"
+	// EventTargetTLSTooLarge: the TLS files of the Cluster's targets do not all fit in its target TLS Secret;
+	// the targets of the TLS Secrets left out are skipped.
+	EventTargetTLSTooLarge = "TargetTLSTooLarge"
+	// EventDomainFallbackStarted: a domain's pods did not start within the startup timeout; its replicas run
+	// in the other domains.
+	EventDomainFallbackStarted = "DomainFallbackStarted"
+	// EventDomainFallbackEnded: the blocked domains' pods started; the replacements go.
+	EventDomainFallbackEnded = "DomainFallbackEnded"
+	// EventStatefulSetNameTaken: the StatefulSet a domain needs (<cluster>-<domain>) is another Cluster's.
+	EventStatefulSetNameTaken = "StatefulSetNameTaken"
+	// EventShardTakenOver: under sharding (docs/sharding.md), an operator replica took the Cluster over.
+	EventShardTakenOver = "ShardTakenOver"
+	// EventShardDrained: under sharding, the replica that reconciled the Cluster let it go for the next one.
+	EventShardDrained = "ShardDrained"
+)
+
 // ConditionPodConfigured is the condition type of the readiness gate every collector pod carries
 // (spec.readinessGates): True once the pod acknowledged its current configuration, False with the push
 // error as its message when it refused it or could not be reached. The kubelet reports a pod Ready only
