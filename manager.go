@@ -17,6 +17,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/balancer"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
@@ -86,7 +87,11 @@ func run(ctx context.Context, o options) error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)
 	}
-	if err := setupBalancer(mgr, reconciler.Sharding); err != nil {
+	var balancerShard balancer.Assigner
+	if reconciler.Sharding != nil {
+		balancerShard = reconciler.Sharding
+	}
+	if err := setupBalancer(mgr, balancerShard); err != nil {
 		return err
 	}
 

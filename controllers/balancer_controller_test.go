@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/balancer"
 )
 
 // balancerLook is how often the Balancers of these specs look at their targets: the pods are not watched.
@@ -220,7 +220,7 @@ var _ = Describe("Balancer", Ordered, func() {
 
 // startBalancer adds the Balancer controller to the manager, looking at the targets every balancerLook.
 func startBalancer(mgr ctrl.Manager) error {
-	r, err := controllers.NewBalancerReconciler(mgr)
+	r, err := balancer.NewReconciler(mgr)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
@@ -143,13 +144,13 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	nextRestart := r.restartFailedTargets(pushCtx, &cluster, world, runtimes, pushed)
 	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
 	if err != nil {
-		return conflictIsRetry(ctx, err)
+		return conflict.Retry(ctx, err)
 	}
 	if err := r.reportStatus(ctx, &cluster, world, plan, pushed); err != nil {
-		return conflictIsRetry(ctx, err)
+		return conflict.Retry(ctx, err)
 	}
 	if err := r.reportPipelines(ctx, &cluster, world); err != nil {
-		return conflictIsRetry(ctx, err)
+		return conflict.Retry(ctx, err)
 	}
 
 	if failed := pushed.failedPods(); len(failed) > 0 {
@@ -162,26 +163,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName), world.domainBlockAt())
 	if statusBacklog {
-		next = min(next, conflictRetry) // the Target statuses left for the next reconcile
+		next = min(next, conflict.RetryAfter) // the Target statuses left for the next reconcile
 	}
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),
 		"moves", len(plan.result.Moves), "requeueAfter", next)
 	return ctrl.Result{RequeueAfter: next}, nil
 }
-
-// conflictIsRetry turns a write conflict (the cache was behind the API server) into a prompt retry instead
-// of an error: a conflict says nothing is wrong, and errors back off exponentially.
-func conflictIsRetry(ctx context.Context, err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		log.FromContext(ctx).V(1).Info("write conflict, looking again", "error", err.Error())
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
-}
-
-// conflictRetry is how soon a reconcile that met a write conflict looks again: long enough for the cache to
-// catch up with the write that caused it.
-const conflictRetry = 250 * time.Millisecond
 
 // followCollectors keeps an event stream open to every collector pod the operator pushes to: their events
 // (a target started, failed or removed) wake the Cluster.

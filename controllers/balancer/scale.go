@@ -1,4 +1,4 @@
-package controllers
+package balancer
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type scaleWrites struct {
 
 // scaleTargets writes the plan's count to every target whose scale holds another, and only to those. A write
 // that fails becomes the target's problem; a conflict is left for the next look.
-func (r *BalancerReconciler) scaleTargets(ctx context.Context, b *operatorv1alpha1.Balancer, targets []observedTarget,
+func (r *Reconciler) scaleTargets(ctx context.Context, b *operatorv1alpha1.Balancer, targets []observedTarget,
 	plan balancerPlan) scaleWrites {
 	var w scaleWrites
 	if plan.err != nil {

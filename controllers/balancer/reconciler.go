@@ -1,4 +1,4 @@
-package controllers
+package balancer
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
 )
 
 // The Balancer's permissions. Every scale subresource it may write is listed by kind: a Balancer over another
@@ -31,10 +32,10 @@ import (
 // The targets' pods are listed from the API server with the selector of each target's scale (rbac.go grants
 // list on pods): the operator's pod cache holds only collector pods.
 
-// BalancerReconciler keeps each Balancer's replicas spread over its targets: it reads every target's scale
+// Reconciler keeps each Balancer's replicas spread over its targets: it reads every target's scale
 // subresource and pods, asks internal/balance how many replicas each target runs, writes the scales that
 // differ, and reports.
-type BalancerReconciler struct {
+type Reconciler struct {
 	// Client reads Balancers and HorizontalPodAutoscalers from the cache and writes Balancer status.
 	client.Client
 	// APIReader lists the targets' pods from the API server.
@@ -49,23 +50,30 @@ type BalancerReconciler struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Period is how often a Balancer looks at its targets when nothing wakes it; zero means
-	// DefaultBalancerPeriod. The targets' pods are not watched: this look is how a Balancer sees them change.
+	// DefaultPeriod. The targets' pods are not watched: this look is how a Balancer sees them change.
 	Period time.Duration
 
-	// Sharding, when set, runs each Balancer on the one replica of a sharded operator that the members'
-	// rendezvous gives it to.
-	Sharding *Sharding
+	// Shard, when set, runs each Balancer on the one replica of a sharded operator that the members'
+	// rendezvous gives it to (controllers/sharding).
+	Shard Assigner
 
 	scaleSubresources scaleSubresources
 }
 
-// DefaultBalancerPeriod is how often a Balancer looks at its targets' pods when nothing else wakes it.
-const DefaultBalancerPeriod = 10 * time.Second
+// Assigner says which replica of a sharded operator runs an object.
+type Assigner interface {
+	// Assigned is true when this replica runs the object named key. Replicas that briefly disagree on the
+	// members may both run one; a Balancer's writes are idempotent.
+	Assigned(key string) bool
+}
 
-// NewBalancerReconciler builds a BalancerReconciler that talks to the manager's API server: cached reads,
+// DefaultPeriod is how often a Balancer looks at its targets' pods when nothing else wakes it.
+const DefaultPeriod = 10 * time.Second
+
+// NewReconciler builds a Reconciler that talks to the manager's API server: cached reads,
 // pod lists from the API server, and a scale client that resolves any kind through the manager's RESTMapper
 // and discovery (as kube-controller-manager's HorizontalPodAutoscaler controller does).
-func NewBalancerReconciler(mgr ctrl.Manager) (*BalancerReconciler, error) {
+func NewReconciler(mgr ctrl.Manager) (*Reconciler, error) {
 	disco, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
 		return nil, fmt.Errorf("discovery client for scale subresources: %w", err)
@@ -75,7 +83,7 @@ func NewBalancerReconciler(mgr ctrl.Manager) (*BalancerReconciler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scale client: %w", err)
 	}
-	return &BalancerReconciler{
+	return &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Scales:    scales,
@@ -87,7 +95,7 @@ func NewBalancerReconciler(mgr ctrl.Manager) (*BalancerReconciler, error) {
 
 // Reconcile is one look at a Balancer: observe the targets, decide with the balance core, write the scales
 // that differ, report, and come back when a pod's startup timeout ends or the period has passed.
-func (r *BalancerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var b operatorv1alpha1.Balancer
 	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -98,7 +106,7 @@ func (r *BalancerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if r.Sharding != nil && !r.Sharding.Assigned("balancer/"+req.String()) {
+	if r.Shard != nil && !r.Shard.Assigned("balancer/"+req.String()) {
 		// Another replica of the sharded operator runs this Balancer; look again in a period, in case the
 		// members change.
 		return ctrl.Result{RequeueAfter: r.period()}, nil
@@ -112,10 +120,10 @@ func (r *BalancerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	plan := decide(&b, targets, now)
 	written := r.scaleTargets(ctx, &b, targets, plan)
 	if err := r.reportStatus(ctx, &b, balancerStatus(&b, targets, plan)); err != nil {
-		return conflictIsRetry(ctx, err)
+		return conflict.Retry(ctx, err)
 	}
 	if written.conflict {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		return ctrl.Result{RequeueAfter: conflict.RetryAfter}, nil
 	}
 	next := nextBalancerLook(r.period(), b.Spec.Policy.Fallback, targets, plan, written.changed, now)
 	log.FromContext(ctx).V(1).Info("balanced", "replicas", plan.replicas, "placed", plan.result.Placed,
@@ -123,16 +131,16 @@ func (r *BalancerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
-func (r *BalancerReconciler) now() time.Time {
+func (r *Reconciler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
 	}
 	return time.Now()
 }
 
-func (r *BalancerReconciler) period() time.Duration {
+func (r *Reconciler) period() time.Duration {
 	if r.Period == 0 {
-		return DefaultBalancerPeriod
+		return DefaultPeriod
 	}
 	return r.Period
 }

@@ -1,4 +1,4 @@
-package controllers
+package balancer
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // spec.replicas through the scale subresource included) and when a HorizontalPodAutoscaler that scales one of
 // its targets comes, changes or goes. The targets and their pods are not watched, whatever their kind: the
 // Balancer looks at them every period, and at the moment a not-started pod's startup timeout ends.
-func (r *BalancerReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&operatorv1alpha1.Balancer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.balancersOfHPA),
@@ -32,7 +32,7 @@ func (r *BalancerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // balancersOfHPA are the Balancers of the HPA's namespace with a target the HPA scales.
-func (r *BalancerReconciler) balancersOfHPA(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) balancersOfHPA(ctx context.Context, obj client.Object) []reconcile.Request {
 	hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package controllers
+package balancer
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func (t *observedTarget) balanced() bool { return t.scale != nil }
 
 // observe reads every target of the Balancer: which HPA scales it, its scale subresource, its pods. A target
 // that cannot be read is reported, not an error; an error is what a retry may fix (the pod list failed).
-func (r *BalancerReconciler) observe(ctx context.Context, b *operatorv1alpha1.Balancer) ([]observedTarget, error) {
+func (r *Reconciler) observe(ctx context.Context, b *operatorv1alpha1.Balancer) ([]observedTarget, error) {
 	var hpas autoscalingv2.HorizontalPodAutoscalerList
 	if err := r.List(ctx, &hpas, client.InNamespace(b.Namespace)); err != nil {
 		return nil, fmt.Errorf("list horizontal pod autoscalers: %w", err)
@@ -85,7 +85,7 @@ func hpaScaling(hpas []autoscalingv2.HorizontalPodAutoscaler, ref operatorv1alph
 }
 
 // readScale finds the target's resource and reads its scale subresource, or says why it cannot.
-func (r *BalancerReconciler) readScale(ctx context.Context, namespace string, ref operatorv1alpha1.ScaleTargetReference) (
+func (r *Reconciler) readScale(ctx context.Context, namespace string, ref operatorv1alpha1.ScaleTargetReference) (
 	schema.GroupResource, *autoscalingv1.Scale, *targetProblem) {
 	what := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -161,7 +161,7 @@ func forbiddenScale(what string, gr schema.GroupResource, verb string) string {
 
 // targetPods lists the pods the target's scale selector matches. A scale without a selector (a Cluster
 // before its first status) has no pods to count: an empty selector would match every pod.
-func (r *BalancerReconciler) targetPods(ctx context.Context, namespace, selector string) ([]corev1.Pod, error) {
+func (r *Reconciler) targetPods(ctx context.Context, namespace, selector string) ([]corev1.Pod, error) {
 	if strings.TrimSpace(selector) == "" {
 		return nil, nil
 	}
