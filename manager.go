@@ -18,6 +18,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/controllers/balancer"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
@@ -59,7 +60,7 @@ func run(ctx context.Context, o options) error {
 		APIReader:               mgr.GetAPIReader(),
 		Scheme:                  mgr.GetScheme(),
 		Recorder:                mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:                  &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		Dialer:                  &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		PollInterval:            o.collectorPollInterval,
 		MaxConcurrentReconciles: o.maxConcurrentRecons,
 		BatchSize:               o.collectorBatchSize,
@@ -73,8 +74,8 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		reconciler.Sharding = sharding
-		reconciler.Dialer = &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(),
-			UserAgent: controllers.ShardUserAgent(sharding.Identity)}
+		reconciler.Dialer = &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(),
+			UserAgent: collector.MemberUserAgent(sharding.Identity)}
 		log.Info("sharding: this replica reconciles its share of the Clusters", "member", sharding.Identity)
 		// Ready once it holds its share: a rolling update replaces the next replica only then.
 		if err := mgr.AddReadyzCheck("share", sharding.HoldsShare); err != nil {

@@ -10,26 +10,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
-// collectorRuntime is what one collector says it runs: every target it lists in its running state, with that
-// state. A collector that could not be read is not known: nothing is concluded from it.
-type collectorRuntime struct {
-	known   bool
-	targets map[string]gnmic.TargetStatus
-}
-
 // collectorRuntimes are the collectors' reports by pod ordinal.
-type collectorRuntimes map[int]collectorRuntime
+type collectorRuntimes map[int]collector.Runtime
 
 // runs tells whether the collector of the pod lists the target, and its state there.
 func (c collectorRuntimes) runs(ordinal int, target string) (gnmic.TargetStatus, bool) {
 	rt := c[ordinal]
-	if !rt.known {
+	if !rt.Known {
 		return gnmic.TargetStatus{}, false
 	}
-	st, ok := rt.targets[target]
+	st, ok := rt.Targets[target]
 	return st, ok
 }
 
@@ -73,18 +67,18 @@ func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operato
 // announced no change since it was read, the collector had nothing outstanding then (it ran exactly what it
 // acknowledged, nothing still starting), and the answer is younger than the poll interval. A steady fleet is
 // then read once per poll, and a reconcile caused by one collector's events reads that collector alone.
-func (r *ClusterReconciler) unchangedCollector(pod *corev1.Pod) (collectorRuntime, bool) {
+func (r *ClusterReconciler) unchangedCollector(pod *corev1.Pod) (collector.Runtime, bool) {
 	if r.streams == nil || pod == nil {
-		return collectorRuntime{}, false
+		return collector.Runtime{}, false
 	}
-	e := r.ledger.entry(pod)
-	if e.readAt.IsZero() || !e.settled() || r.now().Sub(e.readAt) >= r.pollInterval()*9/10 {
-		return collectorRuntime{}, false
+	e := r.ledger.Entry(pod)
+	if e.ReadAt.IsZero() || !e.Settled() || r.now().Sub(e.ReadAt) >= r.pollInterval()*9/10 {
+		return collector.Runtime{}, false
 	}
-	if !r.streams.quiet(pod, time.Now()) {
-		return collectorRuntime{}, false
+	if !r.streams.Quiet(pod, time.Now()) {
+		return collector.Runtime{}, false
 	}
-	return e.read, true
+	return e.Read, true
 }
 
 // askCollectors asks the collectors of the pods which targets they run; one that cannot be read is left out.
@@ -99,19 +93,19 @@ func (r *ClusterReconciler) askCollectors(ctx context.Context, cluster *operator
 			continue
 		}
 		if r.streams != nil {
-			r.streams.markRead(pod) // events from now on are news to the next reconcile
+			r.streams.MarkRead(pod) // events from now on are news to the next reconcile
 		}
 		reported, err := client.Targets(ctx)
 		if err != nil {
 			logger.Error(err, "read target states", "pod", pod.Name)
 			continue
 		}
-		rt := collectorRuntime{known: true, targets: make(map[string]gnmic.TargetStatus, len(reported))}
+		rt := collector.Runtime{Known: true, Targets: make(map[string]gnmic.TargetStatus, len(reported))}
 		for _, t := range reported {
-			rt.targets[t.Name] = t.State
+			rt.Targets[t.Name] = t.State
 		}
 		out[ordinal] = rt
-		r.ledger.noteRead(pod, rt, r.now())
+		r.ledger.NoteRead(pod, rt, r.now())
 	}
 	return out
 }
@@ -132,7 +126,7 @@ func (r *ClusterReconciler) heldByTerminatingPods(ctx context.Context, cluster *
 			reported, err = client.Targets(ctx)
 		}
 		if err != nil {
-			held = append(held, r.ledger.lastRunning(pod)...)
+			held = append(held, r.ledger.LastRunning(pod)...)
 			continue
 		}
 		for _, t := range reported {
@@ -171,7 +165,7 @@ func (r *ClusterReconciler) restartFailedTargets(ctx context.Context, cluster *o
 			continue
 		}
 		sent := setOf(pp.step.Send)
-		for name, st := range runtimes[ordinal].targets {
+		for name, st := range runtimes[ordinal].Targets {
 			if !sent[name] {
 				continue
 			}
@@ -190,7 +184,7 @@ func (r *ClusterReconciler) restartFailedTargets(ctx context.Context, cluster *o
 			}
 			next = earliest(next, r.restarts.attempted(key, now))
 			logger.Info("restarting target whose start failed", "pod", pp.pod.Name, "target", name,
-				"reason", st.FailedReason, "error", errString(err))
+				"reason", st.FailedReason, "error", err)
 		}
 	}
 	return next
@@ -261,13 +255,6 @@ func earliest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 func setOf(names []string) map[string]bool {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
@@ -30,7 +31,7 @@ type ClusterReconciler struct {
 	Scheme    *runtime.Scheme
 	Recorder  record.EventRecorder
 	// Dialer reaches collector pods; tests inject their transport through it.
-	Dialer CollectorDialer
+	Dialer collector.Dialer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// PollInterval is how often collectors are asked for their targets' state when nothing else happens
@@ -58,14 +59,14 @@ type ClusterReconciler struct {
 	OperatorPodLabels map[string]string
 
 	restarts restartBackoff
-	streams  *stateStreams
-	// targetWakes spaces the wakes that bursts of Target changes cause.
-	targetWakes *burstWakes
+	streams  *collector.Streams
+	// wakes reconciles Clusters for what no watch carries (wakes.go).
+	wakes *wakes
 	// clientTLS is the operator's client TLS configuration per Cluster with TLS on its collector API, rebuilt
 	// only when its certificate material changes.
 	clientTLS clientTLSCache
 	// ledger is what each collector acknowledged and last reported running.
-	ledger collectorLedger
+	ledger collector.Ledger
 	// memories are what the reconciler remembers of each Cluster between reconciles (clusterMemory).
 	memories sync.Map
 	// nodesMissing is since when each Node that collector pods name was first seen missing, shared by every
@@ -86,14 +87,14 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, &cluster); err != nil {
 		if apierrors.IsNotFound(err) {
 			if r.streams != nil {
-				r.streams.forget(req.NamespacedName)
+				r.streams.Forget(req.NamespacedName)
 			}
 			r.forgetMemory(req.NamespacedName)
-			if r.targetWakes != nil {
-				r.targetWakes.forget(req.NamespacedName)
+			if r.wakes != nil {
+				r.wakes.forget(req.NamespacedName)
 			}
 			r.clientTLS.forget(req.NamespacedName)
-			r.ledger.forgetCluster(req.Namespace, req.Name)
+			r.ledger.ForgetCluster(req.NamespacedName)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)
 			if r.Sharding != nil && !r.Sharding.lastAssigned(req.NamespacedName) {
@@ -183,7 +184,7 @@ func (r *ClusterReconciler) followCollectors(ctx context.Context, cluster *opera
 		}
 	}
 	c, tlsConfig := cluster.DeepCopy(), w.clientTLS()
-	r.streams.track(ctx, client.ObjectKeyFromObject(cluster), ready, func(p *corev1.Pod) (*gnmic.Client, error) {
+	r.streams.Track(ctx, client.ObjectKeyFromObject(cluster), ready, func(p *corev1.Pod) (*gnmic.Client, error) {
 		return r.Dialer.StreamClient(c, p, tlsConfig)
 	})
 }

@@ -31,10 +31,6 @@ type clusterMemory struct {
 	// refusingSince is since when each pod (by UID) has refused its configuration for reasons of its own:
 	// past the grace period it leaves placement (rejection.Track, rejection.Exclude).
 	refusingSince map[types.UID]time.Time
-	// refusalWake wakes the Cluster when a refusing pod's grace period ends, at refusalWakeAt: a failing push
-	// backs the Cluster's retries off exponentially, which would notice the end late.
-	refusalWake   *time.Timer
-	refusalWakeAt time.Time
 	// domainWaits is, per domain of a Cluster with domains, since when it has been waiting for pods to start
 	// (domains.WaitingSince), and domainDesired how many pods the last split gave it: desired pods that do
 	// not exist count as not started.

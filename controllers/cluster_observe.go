@@ -84,7 +84,7 @@ func (w *world) placeable() []string {
 	if w.renderErr != nil {
 		return w.selection.TargetNames()
 	}
-	return sortedTargetNames(w.rendered)
+	return w.rendered.TargetNames()
 }
 
 // skippedTarget is why a selected target cannot be configured, if it cannot.

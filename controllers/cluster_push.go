@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/handover"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
@@ -112,12 +113,12 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 		pp := results.pods[ordinal]
 		pp.considered = true
 		pc, err := r.podConfigs(w, pp, plan.onPod[ordinal], runtimes[ordinal])
-		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].known}
-		for name := range runtimes[ordinal].targets {
+		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].Known}
+		for name := range runtimes[ordinal].Targets {
 			c.Running = append(c.Running, name)
 		}
 		if !c.RunningKnown {
-			c.Running = r.ledger.lastRunning(pp.pod)
+			c.Running = r.ledger.LastRunning(pp.pod)
 		}
 		if err != nil {
 			// Nothing can be sent to the pod: it keeps what it holds, which still counts against moves.
@@ -171,15 +172,15 @@ func (r *ClusterReconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster,
 // configuration, and finds what its collector acknowledged: from the ledger; after an operator restart from
 // Cluster status (when it acknowledged exactly the configuration now desired) or from what the collector
 // runs; nothing for a new pod or a restarted container, which hold only their bootstrap configuration.
-func (r *ClusterReconciler) podConfigs(w *world, pp *podPush, desired []string, rt collectorRuntime) (podConfigs, error) {
+func (r *ClusterReconciler) podConfigs(w *world, pp *podPush, desired []string, rt collector.Runtime) (podConfigs, error) {
 	var pc podConfigs
 	prior, fromStatus := []string(nil), false
-	if e, ok := r.ledger.sent(pp.pod); ok {
-		pc.sent = &e.config
-		prior = sortedTargetNames(e.config)
-	} else if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == containerRestarts(pp.pod) && pp.status.ConfigHash != "" {
+	if e, ok := r.ledger.Acknowledged(pp.pod); ok {
+		pc.sent = &e.Config
+		prior = e.Config.TargetNames()
+	} else if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == workload.CollectorRestarts(pp.pod) && pp.status.ConfigHash != "" {
 		fromStatus = true
-		for name := range rt.targets {
+		for name := range rt.Targets {
 			prior = append(prior, name)
 		}
 	} else {
@@ -195,8 +196,8 @@ func (r *ClusterReconciler) podConfigs(w *world, pp *podPush, desired []string, 
 		// the desired one, the pod holds its desired targets as they are now rendered.
 		final := render.Subset(w.rendered, desired)
 		if hash, err := w.fingerprint(final); err == nil && hash == pp.status.ConfigHash {
-			pc.sent, pc.sentNames = &final, sortedTargetNames(final)
-			r.ledger.record(pp.pod, final, hash)
+			pc.sent, pc.sentNames = &final, final.TargetNames()
+			r.ledger.Record(pp.pod, final, hash)
 		}
 	}
 	return pc, nil
@@ -233,10 +234,10 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 		pp.status.Error = pp.err.Error()
 		return
 	}
-	if e, ok := r.ledger.sent(pp.pod); ok && e.hash == hash {
+	if e, ok := r.ledger.Acknowledged(pp.pod); ok && e.Hash == hash {
 		// Acknowledged already; status may have missed the write that said so (a conflict), and it is all a
 		// restarted operator will know.
-		pp.status.UID, pp.status.Restarts = string(pp.pod.UID), containerRestarts(pp.pod)
+		pp.status.UID, pp.status.Restarts = string(pp.pod.UID), workload.CollectorRestarts(pp.pod)
 		pp.status.Targets, pp.status.ConfigHash = int32(len(cfg.Targets)), hash
 		return
 	}
@@ -256,10 +257,10 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 	now := metav1.NewTime(r.now())
 	pp.pushed = true
 	pp.status = operatorv1alpha1.CollectorStatus{
-		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: containerRestarts(pp.pod), Ready: pp.status.Ready,
+		Pod: pp.pod.Name, UID: string(pp.pod.UID), Restarts: workload.CollectorRestarts(pp.pod), Ready: pp.status.Ready,
 		Targets: int32(len(cfg.Targets)), ConfigHash: hash, LastApplied: &now,
 	}
-	r.ledger.record(pp.pod, cfg, hash)
+	r.ledger.Record(pp.pod, cfg, hash)
 	logger.Info("configuration applied", "targets", len(cfg.Targets), "added", len(pp.step.Added),
 		"removed", len(pp.step.Removed)+len(pp.step.Repaired), "updated", len(pp.step.Update)-len(pp.step.Added),
 		"queued", pp.step.Queued, "waiting", len(pp.step.Waiting), "hash", hash)
@@ -271,8 +272,8 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 func (r *ClusterReconciler) classifyRejections(results pushResults) {
 	accepted := map[string]bool{}
 	for _, pp := range results.pods {
-		if e, ok := r.ledger.sent(pp.pod); ok {
-			accepted[sharedPart(e.config)] = true
+		if e, ok := r.ledger.Acknowledged(pp.pod); ok {
+			accepted[sharedPart(e.Config)] = true
 		}
 	}
 	for _, pp := range results.pods {
@@ -351,24 +352,15 @@ func (p pushResults) countRunning(plan placementPlan, runtimes collectorRuntimes
 }
 
 // runningAndPending counts the pod's placed targets its collector runs, and those it does not run yet.
-func runningAndPending(onPod []string, rt collectorRuntime) (running, pending int32) {
+func runningAndPending(onPod []string, rt collector.Runtime) (running, pending int32) {
 	for _, name := range onPod {
-		if _, ok := rt.targets[name]; ok && rt.known {
+		if _, ok := rt.Targets[name]; ok && rt.Known {
 			running++
 		} else {
 			pending++
 		}
 	}
 	return running, pending
-}
-
-func sortedTargetNames(cfg gnmic.Config) []string {
-	out := make([]string, 0, len(cfg.Targets))
-	for name := range cfg.Targets {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (r *ClusterReconciler) batchSize() int {
@@ -390,18 +382,4 @@ func (r *ClusterReconciler) repairAfter() time.Duration {
 		return r.RepairAfter
 	}
 	return DefaultRepairAfter
-}
-
-// ackedKey names a pod slot (not its UID), so that what is remembered stays bounded by the fleet's size.
-func ackedKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
-
-// containerRestarts is the collector container's restart count: each restart starts gNMIc with only its
-// bootstrap configuration.
-func containerRestarts(pod *corev1.Pod) int32 {
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name == workload.ContainerName {
-			return c.RestartCount
-		}
-	}
-	return 0
 }

@@ -50,7 +50,9 @@ func withoutRefusing(ready []int, refusing map[int]time.Time) []int {
 // trackRefusals remembers since when each pod has refused its configuration for reasons of its own, says
 // on every pod left out of placement for it why (its status.collectors error, which its readiness gate
 // repeats), and makes sure the Cluster is looked at when the next refusing pod's grace period ends, and
-// again within a poll interval while a pod left out still refuses, to notice soon when it accepts.
+// again within a poll interval while a pod left out still refuses, to notice soon when it accepts: a refusing
+// pod's push fails at every reconcile, and controller-runtime backs the retries of a failing reconcile off
+// exponentially (up to 16 minutes), which would notice either late.
 func (r *ClusterReconciler) trackRefusals(key types.NamespacedName, memory *clusterMemory, plan placementPlan, results pushResults) {
 	outcomes := make(map[types.UID]rejection.Outcome, len(results.pods))
 	for _, pp := range results.pods {
@@ -74,7 +76,9 @@ func (r *ClusterReconciler) trackRefusals(key types.NamespacedName, memory *clus
 	}
 	graceEnds := rejection.Exclude(rejection.Pods{Ready: plan.availability.Ready, RefusingSince: refusing, Grace: plan.grace,
 		Now: r.now()}).GraceEnds
-	r.wakeAt(key, memory, earliest(next, graceEnds))
+	if at := earliest(next, graceEnds); !at.IsZero() && r.wakes != nil {
+		r.wakes.at(key, at)
+	}
 }
 
 // refusingRetry is how often a pod left out of placement for refusing is tried again at least: the collector
@@ -100,23 +104,6 @@ func pushOutcome(pp *podPush) rejection.Outcome {
 	default:
 		return rejection.Accepted
 	}
-}
-
-// wakeAt makes sure the Cluster is reconciled at the given time (none when zero). A refusing pod's push
-// fails at every reconcile, and controller-runtime backs the retries of a failing reconcile off
-// exponentially (up to 16 minutes): the end of its grace period, or its accepting again, would be noticed
-// late.
-func (r *ClusterReconciler) wakeAt(key types.NamespacedName, memory *clusterMemory, at time.Time) {
-	if memory.refusalWake != nil && !at.Equal(memory.refusalWakeAt) {
-		memory.refusalWake.Stop()
-		memory.refusalWake = nil
-	}
-	if at.IsZero() || r.streams == nil || memory.refusalWake != nil {
-		return
-	}
-	streams := r.streams
-	memory.refusalWakeAt = at
-	memory.refusalWake = time.AfterFunc(at.Sub(r.now()), func() { streams.notify(key) })
 }
 
 // emptiedPods are the pods left out of placement because they refused their configuration for longer than

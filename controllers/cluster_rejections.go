@@ -87,9 +87,9 @@ func (r *ClusterReconciler) judgeSharedPart(memory *clusterMemory, results pushR
 		if !pp.considered || pp.err != nil {
 			continue
 		}
-		if e, ok := r.ledger.sent(pp.pod); ok {
+		if e, ok := r.ledger.Acknowledged(pp.pod); ok {
 			accepted := map[rejection.Key]string{}
-			for _, o := range sharedObjects(e.config) {
+			for _, o := range sharedObjects(e.Config) {
 				accepted[o.Key] = o.Fingerprint
 			}
 			memory.verdict = sharedVerdict{known: true, accepted: accepted}

@@ -159,14 +159,14 @@ func (r *ClusterReconciler) letGo(key types.NamespacedName) {
 		return
 	}
 	if r.streams != nil {
-		r.streams.forget(key)
+		r.streams.Forget(key)
 	}
 	r.forgetMemory(key)
-	if r.targetWakes != nil {
-		r.targetWakes.forget(key)
+	if r.wakes != nil {
+		r.wakes.forget(key)
 	}
 	r.clientTLS.forget(key)
-	r.ledger.forgetCluster(key.Namespace, key.Name)
+	r.ledger.ForgetCluster(key)
 	r.restarts.forgetCluster(key.Namespace, key.Name)
 	fleetmetrics.ForgetCluster(key.Namespace, key.Name)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
@@ -209,13 +210,13 @@ func notCollecting(st gnmic.TargetStatus) string {
 }
 
 // pendingReason says what a target placed on a pod whose collector does not run it waits for.
-func pendingReason(name string, pp *podPush, rt collectorRuntime) string {
+func pendingReason(name string, pp *podPush, rt collector.Runtime) string {
 	switch {
 	case pp == nil || !pp.considered:
 		return "its collector pod cannot be reached"
 	case pp.err != nil:
 		return "the configuration push to its collector pod failed"
-	case !rt.known:
+	case !rt.Known:
 		return "its collector's state could not be read"
 	case slices.Contains(pp.step.Waiting, name):
 		return "waiting for its previous collector pod to drop it"

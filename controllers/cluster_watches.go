@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
@@ -38,8 +39,8 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.OperatorNamespace == "" {
 		r.OperatorNamespace = runningNamespace()
 	}
-	r.streams = newStateStreams()
-	r.targetWakes = &burstWakes{mapper: r.clustersOfTarget}
+	r.wakes = newWakes()
+	r.streams = collector.NewStreams(r.wakes.soon)
 	if r.APIReader != nil {
 		// Secrets that targets use are read through a content cache checked against the metadata watch below.
 		r.APIReader = &secretReader{Reader: r.APIReader, metadata: mgr.GetCache()}
@@ -83,7 +84,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Owns(&policyv1.PodDisruptionBudget{}).
 			Owns(&networkingv1.NetworkPolicy{}).
 			Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
-			Watches(&operatorv1alpha1.Target{}, r.targetWakes.handler(), specOrLabels)
+			Watches(&operatorv1alpha1.Target{}, r.wakes.bursts(r.clustersOfTarget), specOrLabels)
 	}
 	return b.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNode), builder.WithPredicates(nodeAvailabilityChanged())).
@@ -93,7 +94,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&operatorv1alpha1.Input{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindInput)), specOrLabels).
 		Watches(&operatorv1alpha1.TargetProfile{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfProfile), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret)).
-		WatchesRawSource(source.Channel(r.streams.wake, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.wakes).
 		WatchesRawSource(source.Channel(shardWakes, &handler.EnqueueRequestForObject{})).
 		WithOptions(options).
 		Named("cluster").

@@ -24,6 +24,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 )
 
 // busyPoll is how often the operators of these specs look at their Clusters when nothing happens: often, so
@@ -162,10 +163,10 @@ var _ = Describe("Owned workload objects that drift", func() {
 var _ = Describe("Collector TLS transports", func() {
 	var (
 		op     *operator
-		dialer *controllers.PodIPDialer
+		dialer *collector.PodIPDialer
 	)
 	BeforeEach(func() {
-		dialer = &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(), IdleTransportTimeout: 2 * time.Second}
+		dialer = &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(), IdleTransportTimeout: 2 * time.Second}
 		op = startOperatorPolling(busyPoll, func(r *controllers.ClusterReconciler) { r.Dialer = dialer })
 	})
 	AfterEach(func() { op.Stop() })

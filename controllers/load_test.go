@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -139,7 +140,7 @@ func startLoadOperator(api *loadAPICounter, poll time.Duration) *operator {
 		APIReader:    mgr.GetAPIReader(),
 		Scheme:       scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		PollInterval: poll,
 	}
 	return runOperator(mgr, r)

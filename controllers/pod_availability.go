@@ -104,7 +104,7 @@ func (r *ClusterReconciler) recordSilence(cluster types.NamespacedName, w *world
 	was := memory.silentSince
 	now := map[types.UID]time.Time{}
 	for _, ordinal := range asked {
-		if runtimes[ordinal].known {
+		if runtimes[ordinal].Known {
 			continue
 		}
 		uid := w.pods[ordinal].UID

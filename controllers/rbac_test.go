@@ -26,6 +26,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -266,7 +267,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 		APIReader:         mgr.GetAPIReader(),
 		Scheme:            scheme,
 		Recorder:          mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:            &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		Dialer:            &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		PollInterval:      2 * time.Second,
 		OperatorNamespace: install.namespace,
 	})

@@ -18,6 +18,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 )
 
 // The profile of a steady Cluster's reconcile at scale: `make profile-reconcile PROFILE_TARGETS=5000` (docs/fleet.md).
@@ -50,7 +51,7 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 		r := &controllers.ClusterReconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme,
 			Recorder: mgr.GetEventRecorderFor("gnmic-operator"),
-			Dialer:   &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+			Dialer:   &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		}
 		op := runOperator(mgr, r)
 		DeferCleanup(op.Stop)

@@ -41,7 +41,7 @@ func (r *ClusterReconciler) shareWatches(mgr ctrl.Manager, targetChanges predica
 		{object: &policyv1.PodDisruptionBudget{}, handler: owner},
 		{object: &networkingv1.NetworkPolicy{}, handler: owner},
 		{object: &corev1.Pod{}, handler: handler.EnqueueRequestsFromMapFunc(clusterOfPod)},
-		{object: &operatorv1alpha1.Target{}, handler: r.targetWakes.handler(), predicates: []predicate.Predicate{targetChanges}},
+		{object: &operatorv1alpha1.Target{}, handler: r.wakes.bursts(r.clustersOfTarget), predicates: []predicate.Predicate{targetChanges}},
 	}
 }
 

@@ -119,9 +119,6 @@ type observedLease struct {
 	written string // the renewTime and annotations last seen, to notice a renewal
 }
 
-// ShardUserAgent is the User-Agent of a sharded replica's requests to collectors.
-func ShardUserAgent(identity string) string { return "gnmic-operator (member " + identity + ")" }
-
 // NewShardMemberIdentity is a member name for this process: the pod name and a nonce from the start time.
 func NewShardMemberIdentity(pod string) string {
 	return fmt.Sprintf("%s-%s", pod, strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36))

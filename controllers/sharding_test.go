@@ -36,6 +36,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -179,7 +180,7 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	r := &controllers.ClusterReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient(), UserAgent: controllers.ShardUserAgent(m.identity)},
+		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(), UserAgent: collector.MemberUserAgent(m.identity)},
 		PollInterval: 2 * time.Second,
 		// As the operator's default: one slow Cluster (a collector that stopped answering) must not hold up
 		// the handovers of the others.

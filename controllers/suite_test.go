@@ -28,6 +28,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/test/testenv"
 )
 
@@ -157,7 +158,7 @@ func startOperatorPolling(poll time.Duration, configure ...func(*controllers.Clu
 		APIReader:    mgr.GetAPIReader(),
 		Scheme:       scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:       &controllers.PodIPDialer{HTTP: controllers.DefaultHTTPClient()},
+		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		PollInterval: poll,
 	}
 	for _, c := range configure {

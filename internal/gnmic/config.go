@@ -1,5 +1,10 @@
 package gnmic
 
+import (
+	"maps"
+	"slices"
+)
+
 // Config is the body of POST /api/v1/config/apply: the complete desired
 // configuration of one collector pod. Maps are keyed by object name. Empty maps
 // are omitted, so the empty Config encodes as {} and resets a collector.
@@ -9,6 +14,11 @@ type Config struct {
 	Outputs       map[string]map[string]any     `json:"outputs,omitempty"`
 	Inputs        map[string]map[string]any     `json:"inputs,omitempty"`
 	Processors    map[string]map[string]any     `json:"processors,omitempty"`
+}
+
+// TargetNames are the names of the configuration's targets, sorted.
+func (c Config) TargetNames() []string {
+	return slices.Sorted(maps.Keys(c.Targets))
 }
 
 // TargetConfig is one gNMI device as the collector's apply body spells it.

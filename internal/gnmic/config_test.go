@@ -3,6 +3,7 @@ package gnmic
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,15 @@ func TestSubscriptionsCannotCarryHistory(t *testing.T) {
 		if name == "history" {
 			t.Fatalf("SubscriptionConfig.%s is sent as history, which the collector refuses", typ.Field(i).Name)
 		}
+	}
+}
+
+func TestTargetNamesAreSorted(t *testing.T) {
+	cfg := Config{Targets: map[string]TargetConfig{"r2": {}, "r10": {}, "r1": {}}}
+	if got, want := cfg.TargetNames(), []string{"r1", "r10", "r2"}; !slices.Equal(got, want) {
+		t.Errorf("TargetNames = %v, want %v", got, want)
+	}
+	if got := (Config{}).TargetNames(); len(got) != 0 {
+		t.Errorf("TargetNames of an empty configuration = %v", got)
 	}
 }

@@ -24,6 +24,17 @@ const HealthPath = "/api/v1/healthz"
 // holds whatever user the image declares.
 const runAsID int64 = 65532
 
+// CollectorRestarts is how often the pod's collector container restarted: each restart starts gNMIc with its
+// bootstrap configuration alone.
+func CollectorRestarts(pod *corev1.Pod) int32 {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == ContainerName {
+			return c.RestartCount
+		}
+	}
+	return 0
+}
+
 // container is the collector: gnmic --config /etc/gnmic/gnmic.yaml collect.
 func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 	spec := c.Spec

@@ -86,3 +86,16 @@ func TestProbes(t *testing.T) {
 		})
 	}
 }
+
+func TestCollectorRestartsCountsTheCollectorContainerOnly(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+		{Name: "sidecar", RestartCount: 7},
+		{Name: ContainerName, RestartCount: 2},
+	}}}
+	if got := CollectorRestarts(pod); got != 2 {
+		t.Errorf("CollectorRestarts = %d, want the collector container's 2", got)
+	}
+	if got := CollectorRestarts(&corev1.Pod{}); got != 0 {
+		t.Errorf("CollectorRestarts of a pod without statuses = %d, want 0", got)
+	}
+}

@@ -1,4 +1,4 @@
-package controllers
+package collector
 
 import (
 	"context"
@@ -6,27 +6,24 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
-// stateStreams follows the target-state event stream of every ready collector pod and wakes the pod's
-// Cluster on any event, so that a target that connects, fails or recovers shows in its status within
-// moments. The stream can drop events under load; the reconciler's periodic look at each collector is the
-// backstop. It runs as a manager runnable on the leader, which is the one that reconciles.
-type stateStreams struct {
+// Streams follows the target-state event stream of every ready collector pod it is asked to, and tells on any
+// event which Cluster's collector changed, so that a target that connects, fails or recovers shows in its
+// status within moments. The stream can drop events under load; the reconciler's periodic look at each
+// collector is the backstop. It runs as a manager runnable on the leader, which is the one that reconciles.
+//
+// Its forgetting rule: a Cluster's streams are exactly those Track was last given, and Forget drops them all.
+type Streams struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	watchers map[string]*streamWatcher
-	wake     chan event.GenericEvent
-	// waking holds the Clusters whose wake is scheduled: events arriving meanwhile are absorbed by it.
-	wakeMu sync.Mutex
-	waking map[types.NamespacedName]bool
+	// changed is told the Cluster of a stream that brought an event, broke or (re)connected.
+	changed func(cluster types.NamespacedName)
 }
 
 type streamWatcher struct {
@@ -35,7 +32,7 @@ type streamWatcher struct {
 	cancel  context.CancelFunc
 	// connected is true while the collector streams; changed is true when the stream brought an event (or
 	// broke, or (re)connected) since the reconciler last read the collector; aliveAt is when the stream last
-	// carried anything, an event or a keepalive. All three are guarded by stateStreams.mu.
+	// carried anything, an event or a keepalive. All three are guarded by Streams.mu.
 	connected, changed bool
 	aliveAt            time.Time
 }
@@ -44,21 +41,16 @@ type streamWatcher struct {
 // change: the collector writes a keepalive every 15 s, and a stream to a lost node stays open in silence.
 const streamAliveWithin = 20 * time.Second
 
-// wakeCoalescing is how long a Cluster's wake waits for more events: a burst of events (a batch of targets
-// starting, the restarts of failed targets) wakes the Cluster once, and the reconcile it causes reads every
-// collector anyway.
-const wakeCoalescing = 200 * time.Millisecond
-
 // streamBackoffMax bounds the wait before reconnecting to a collector whose stream broke.
 const streamBackoffMax = 30 * time.Second
 
-func newStateStreams() *stateStreams {
-	return &stateStreams{watchers: map[string]*streamWatcher{}, wake: make(chan event.GenericEvent, 1024),
-		waking: map[types.NamespacedName]bool{}}
+// NewStreams follows no collector yet; changed is told which Cluster's collector announced a change.
+func NewStreams(changed func(cluster types.NamespacedName)) *Streams {
+	return &Streams{watchers: map[string]*streamWatcher{}, changed: changed}
 }
 
 // Start implements manager.Runnable: streams live as long as the manager.
-func (s *stateStreams) Start(ctx context.Context) error {
+func (s *Streams) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
@@ -73,11 +65,11 @@ func (s *stateStreams) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (s *stateStreams) NeedLeaderElection() bool { return true }
+func (s *Streams) NeedLeaderElection() bool { return true }
 
-// track makes the set of followed pods of one Cluster exactly its ready pods. open gives a client without
+// Track makes the set of followed pods of one Cluster exactly its ready pods. open gives a client without
 // a request timeout for a pod.
-func (s *stateStreams) track(ctx context.Context, cluster types.NamespacedName, ready []*corev1.Pod,
+func (s *Streams) Track(ctx context.Context, cluster types.NamespacedName, ready []*corev1.Pod,
 	open func(*corev1.Pod) (*gnmic.Client, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,19 +100,19 @@ func (s *stateStreams) track(ctx context.Context, cluster types.NamespacedName, 
 	}
 }
 
-// quiet tells whether the pod's collector announced no change since the reconciler last read it: its stream
-// is connected, carried something within streamAliveWithin, and brought no event since markRead. The
+// Quiet tells whether the pod's collector announced no change since the reconciler last read it: its stream
+// is connected, carried something within streamAliveWithin, and brought no event since MarkRead. The
 // collector may still have dropped an event; the reconciler's poll reads it regardless.
-func (s *stateStreams) quiet(pod *corev1.Pod, now time.Time) bool {
+func (s *Streams) Quiet(pod *corev1.Pod, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.watchers[pod.Namespace+"/"+pod.Name]
 	return ok && w.uid == pod.UID && w.connected && !w.changed && now.Sub(w.aliveAt) < streamAliveWithin
 }
 
-// markRead notes that the reconciler is about to read the pod's collector: only events from now on count as
+// MarkRead notes that the reconciler is about to read the pod's collector: only events from now on count as
 // changes it has not seen.
-func (s *stateStreams) markRead(pod *corev1.Pod) {
+func (s *Streams) MarkRead(pod *corev1.Pod) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w, ok := s.watchers[pod.Namespace+"/"+pod.Name]; ok && w.uid == pod.UID {
@@ -128,8 +120,8 @@ func (s *stateStreams) markRead(pod *corev1.Pod) {
 	}
 }
 
-// forget stops following the pods of a Cluster that is gone.
-func (s *stateStreams) forget(cluster types.NamespacedName) {
+// Forget stops following the pods of a Cluster this replica no longer reconciles.
+func (s *Streams) Forget(cluster types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for key, w := range s.watchers {
@@ -141,7 +133,7 @@ func (s *stateStreams) forget(cluster types.NamespacedName) {
 }
 
 // follow reads one pod's stream until its context ends, reconnecting with backoff when the stream breaks.
-func (s *stateStreams) follow(ctx context.Context, w *streamWatcher, pod *corev1.Pod,
+func (s *Streams) follow(ctx context.Context, w *streamWatcher, pod *corev1.Pod,
 	open func(*corev1.Pod) (*gnmic.Client, error)) {
 	cluster := w.cluster
 	note := func(connected, changed bool) {
@@ -158,17 +150,17 @@ func (s *stateStreams) follow(ctx context.Context, w *streamWatcher, pod *corev1
 		if err == nil {
 			err = c.WatchTargets(ctx, func(gnmic.TargetEvent) {
 				note(true, true)
-				s.notify(cluster)
+				s.changed(cluster)
 			}, gnmic.OnConnected(func() { note(true, true) }), gnmic.OnAlive(func() { note(true, false) }))
 		}
 		note(false, true)
 		if ctx.Err() != nil {
 			return
 		}
-		log.FromContext(ctx).V(1).Info("collector event stream ended, reconnecting", "error", errString(err), "in", backoff)
+		log.FromContext(ctx).V(1).Info("collector event stream ended, reconnecting", "error", err, "in", backoff)
 		// A broken stream may be a collector gone silent: the Cluster looks at it now rather than at its next
 		// poll, so that its silence (and the grace period of its pod) starts without delay.
-		s.notify(cluster)
+		s.changed(cluster)
 		if time.Since(began) > streamBackoffMax {
 			backoff = time.Second
 		}
@@ -179,25 +171,4 @@ func (s *stateStreams) follow(ctx context.Context, w *streamWatcher, pod *corev1
 		}
 		backoff = min(backoff*2, streamBackoffMax)
 	}
-}
-
-// notify wakes the Cluster wakeCoalescing from now, unless a wake is already scheduled: that one reconciles
-// after this event too. When the queue of wakes is full one is already pending and this one is dropped.
-func (s *stateStreams) notify(cluster types.NamespacedName) {
-	s.wakeMu.Lock()
-	defer s.wakeMu.Unlock()
-	if s.waking[cluster] {
-		return
-	}
-	s.waking[cluster] = true
-	time.AfterFunc(wakeCoalescing, func() {
-		s.wakeMu.Lock()
-		delete(s.waking, cluster)
-		s.wakeMu.Unlock()
-		obj := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}}
-		select {
-		case s.wake <- event.GenericEvent{Object: obj}:
-		default:
-		}
-	})
 }

@@ -1,0 +1,130 @@
+package collector
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
+)
+
+// Runtime is what one collector says it runs: every target it lists in its running state, with that state. A
+// collector that could not be read is not Known: nothing is concluded from it.
+type Runtime struct {
+	Known   bool
+	Targets map[string]gnmic.TargetStatus
+}
+
+// Ledger is the operator's memory of what each collector acknowledged: the whole configuration of its last
+// successful apply, so that the next apply can change only what a batch allows and keep every other target
+// exactly as it was sent; and of what it last reported running, which still counts as held when the collector
+// cannot be read.
+//
+// Its one staleness rule: an entry speaks for one collector process only, the pod's UID and its container's
+// restart count. A recreated pod or a restarted container starts gNMIc with its bootstrap configuration alone,
+// so an entry recorded for an earlier process says nothing about it. Entries are keyed by pod slot
+// (namespace/name), which keeps the ledger bounded by the fleet's size; ForgetCluster drops a Cluster's.
+type Ledger struct {
+	entries sync.Map // pod slot -> Entry
+}
+
+// Entry is what the ledger knows of one collector process.
+type Entry struct {
+	uid      types.UID
+	restarts int32
+	// acked is true once the collector acknowledged Config, whose fingerprint is Hash.
+	acked  bool
+	Config gnmic.Config
+	Hash   string
+	// running are the targets the collector last reported, sorted.
+	running []string
+	// Read is the collector's last answer to "which targets do you run", received at ReadAt.
+	Read   Runtime
+	ReadAt time.Time
+}
+
+// Entry is what the ledger knows of the pod's current collector process.
+func (l *Ledger) Entry(pod *corev1.Pod) Entry {
+	fresh := Entry{uid: pod.UID, restarts: workload.CollectorRestarts(pod)}
+	v, ok := l.entries.Load(slot(pod))
+	if !ok {
+		return fresh
+	}
+	e := v.(Entry)
+	if e.uid != fresh.uid || e.restarts != fresh.restarts {
+		return fresh
+	}
+	return e
+}
+
+// Acknowledged is the configuration the pod's current collector process acknowledged, if the ledger knows it.
+func (l *Ledger) Acknowledged(pod *corev1.Pod) (Entry, bool) {
+	e := l.Entry(pod)
+	return e, e.acked
+}
+
+// Record notes that the pod's collector acknowledged cfg, whose fingerprint is hash.
+func (l *Ledger) Record(pod *corev1.Pod, cfg gnmic.Config, hash string) {
+	e := l.Entry(pod)
+	e.acked, e.Config, e.Hash = true, cfg, hash
+	l.entries.Store(slot(pod), e)
+}
+
+// NoteRead records the pod's collector's answer read at at: the targets it runs, with their states.
+func (l *Ledger) NoteRead(pod *corev1.Pod, rt Runtime, at time.Time) {
+	e := l.Entry(pod)
+	e.running = make([]string, 0, len(rt.Targets))
+	for name := range rt.Targets {
+		e.running = append(e.running, name)
+	}
+	slices.Sort(e.running)
+	e.Read, e.ReadAt = rt, at
+	l.entries.Store(slot(pod), e)
+}
+
+// Settled tells whether the collector, as last read, runs exactly what it acknowledged and has no target still
+// starting: nothing it was sent is left for it to act on.
+func (e Entry) Settled() bool {
+	if !e.acked || !e.Read.Known || len(e.Read.Targets) != len(e.Config.Targets) {
+		return false
+	}
+	for name, st := range e.Read.Targets {
+		if _, sent := e.Config.Targets[name]; !sent || st.State == gnmic.StateStarting || st.State == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// LastRunning is what the pod's collector reported running last, together with what it was sent: what it may
+// still run when it cannot be read.
+func (l *Ledger) LastRunning(pod *corev1.Pod) []string {
+	e := l.Entry(pod)
+	out := append([]string(nil), e.running...)
+	if e.acked {
+		out = append(out, e.Config.TargetNames()...)
+	}
+	return out
+}
+
+// ForgetCluster drops the entries of the Cluster's pods.
+func (l *Ledger) ForgetCluster(key types.NamespacedName) {
+	cluster := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	l.entries.Range(func(k, _ any) bool {
+		ns, pod, _ := strings.Cut(k.(string), "/")
+		if _, ours := workload.PodOrdinal(cluster, pod); ns == key.Namespace && ours {
+			l.entries.Delete(k)
+		}
+		return true
+	})
+}
+
+// slot names a pod slot (not its UID), so that what is remembered stays bounded by the fleet's size.
+func slot(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
