@@ -18,6 +18,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
+	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
@@ -62,9 +63,8 @@ type ClusterReconciler struct {
 	streams  *collector.Streams
 	// wakes reconciles Clusters for what no watch carries (wakes.go).
 	wakes *wakes
-	// clientTLS is the operator's client TLS configuration per Cluster with TLS on its collector API, rebuilt
-	// only when its certificate material changes.
-	clientTLS clientTLSCache
+	// credentials issues and keeps the Cluster's certificates and keys, and reads the Secrets its targets use.
+	credentials *credentials.Keeper
 	// ledger is what each collector acknowledged and last reported running.
 	ledger collector.Ledger
 	// memories are what the reconciler remembers of each Cluster between reconciles (clusterMemory).
@@ -93,7 +93,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			if r.wakes != nil {
 				r.wakes.forget(req.NamespacedName)
 			}
-			r.clientTLS.forget(req.NamespacedName)
+			r.credentials.Forget(req.NamespacedName)
 			r.ledger.ForgetCluster(req.NamespacedName)
 			r.restarts.forgetCluster(req.Namespace, req.Name)
 			fleetmetrics.ForgetCluster(req.Namespace, req.Name)

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 )
 
 var _ = Describe("Cluster reconciler", func() {
@@ -391,7 +391,7 @@ var _ = Describe("Cluster reconciler", func() {
 		}
 		var sts appsv1.StatefulSet
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name}, &sts)).To(Succeed())
-		Expect(sts.Spec.Template.Annotations).To(HaveKey(controllers.APITLSChecksumAnnotation))
+		Expect(sts.Spec.Template.Annotations).To(HaveKey(credentials.APITLSChecksumAnnotation))
 	})
 
 	It("converges 1,000 targets on 10 pods with one status write per target, and other writes bounded by the time they took to arrive", func() {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/balance"
 	"github.com/gnmic-operator/gnmic-operator/internal/domains"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
@@ -163,7 +164,7 @@ func (r *ClusterReconciler) ensureStatefulSets(ctx context.Context, cluster *ope
 			return err
 		}
 		if w.apiTLS != nil {
-			sts.Spec.Template.Annotations[APITLSChecksumAnnotation] = w.apiTLS.checksum
+			sts.Spec.Template.Annotations[credentials.APITLSChecksumAnnotation] = w.apiTLS.Checksum
 		}
 		if err := ensureOwned(ctx, r, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
 			have.Spec = want.Spec

@@ -8,10 +8,10 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
@@ -31,7 +31,7 @@ type world struct {
 	conn    render.Connections
 	// targetTLS is the Cluster's target TLS Secret, which carries the TLS files of its targets to every
 	// collector pod: what it should hold and what it held.
-	targetTLS targetTLS
+	targetTLS credentials.TargetTLS
 	// pods are the Cluster's collector pods by ordinal; terminating are those being deleted, whose collectors
 	// may still run for their termination grace period.
 	pods        map[int]*corev1.Pod
@@ -47,8 +47,8 @@ type world struct {
 	// current is each target's pod ordinal as its status records it.
 	current map[string]int
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
-	apiTLS *apiTLS
-	// fingerprintKey keys the fingerprints of the collectors' configurations (cluster_fingerprint.go).
+	apiTLS *credentials.APITLS
+	// fingerprintKey keys the fingerprints of the collectors' configurations (credentials.FingerprintKey).
 	fingerprintKey []byte
 	// rendered is the configuration of every selected target that renders, rendered once per reconcile; each
 	// pod's configuration is cut from it. skips are the objects left out and why; renderErr is set when the
@@ -101,7 +101,12 @@ func (w *world) clientTLS() *tls.Config {
 	if w.apiTLS == nil {
 		return nil
 	}
-	return w.apiTLS.client
+	return w.apiTLS.Client
+}
+
+// fingerprint is the Cluster's keyed fingerprint of a collector configuration.
+func (w *world) fingerprint(cfg gnmic.Config) (string, error) {
+	return cfg.Fingerprint(w.fingerprintKey)
 }
 
 func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {
@@ -153,15 +158,15 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 	// The Secrets of targets (credentials, TLS) and those the Outputs and Inputs take values from.
 	secretNames := append(selection.SecretsOf(w.selection, w.conn.Profiles), render.ConfigSecrets(w.selection)...)
 	slices.Sort(secretNames)
-	secrets, err := r.readSecrets(ctx, cluster.Namespace, slices.Compact(secretNames))
+	secrets, err := r.credentials.Secrets(ctx, cluster.Namespace, slices.Compact(secretNames))
 	if err != nil {
 		return nil, err
 	}
 	w.conn.Secrets = secrets
-	if w.targetTLS, err = r.observeTargetTLS(ctx, cluster, selection.TLSSecretsOf(w.selection, w.conn.Profiles), secrets); err != nil {
+	if w.targetTLS, err = r.credentials.TargetTLS(ctx, cluster, selection.TLSSecretsOf(w.selection, w.conn.Profiles), secrets); err != nil {
 		return nil, err
 	}
-	w.conn.TLSOmitted = w.targetTLS.bundle.Omitted
+	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {
@@ -169,12 +174,12 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 			w.skippedByTarget[skip.Name] = skip
 		}
 	}
-	own, err := r.ensureOperatorSecret(ctx, cluster)
+	own, err := r.credentials.OperatorSecret(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	w.fingerprintKey = own[fingerprintKeyKey]
-	if w.apiTLS, err = r.ensureAPITLS(ctx, cluster, own); err != nil {
+	w.fingerprintKey = credentials.FingerprintKey(own)
+	if w.apiTLS, err = r.credentials.APITLS(ctx, cluster, own); err != nil {
 		return nil, err
 	}
 
@@ -201,26 +206,4 @@ func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alph
 		}
 	}
 	return w, nil
-}
-
-// readSecrets reads the named Secrets: through the content cache of the reconciler's API reader when
-// SetupWithManager installed one (secret_cache.go), else from the API server. A missing Secret is left out:
-// rendering skips the targets that need it and says so.
-func (r *ClusterReconciler) readSecrets(ctx context.Context, namespace string, names []string) (map[string]map[string][]byte, error) {
-	if cached, ok := r.APIReader.(*secretReader); ok {
-		return cached.secrets(ctx, namespace, names)
-	}
-	out := make(map[string]map[string][]byte, len(names))
-	for _, name := range names {
-		var s corev1.Secret
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s)
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("read secret %s: %w", name, err)
-		}
-		out[name] = s.Data
-	}
-	return out, nil
 }

@@ -165,7 +165,7 @@ func (r *ClusterReconciler) letGo(key types.NamespacedName) {
 	if r.wakes != nil {
 		r.wakes.forget(key)
 	}
-	r.clientTLS.forget(key)
+	r.credentials.Forget(key)
 	r.ledger.ForgetCluster(key)
 	r.restarts.forgetCluster(key.Namespace, key.Name)
 	fleetmetrics.ForgetCluster(key.Namespace, key.Name)

@@ -310,3 +310,24 @@ func rejectionOf(pushed pushResults, pod string) string {
 	}
 	return ""
 }
+
+// setAPISecuredCondition says whether the Cluster's collector API is protected, and warns with an event when
+// the Cluster opts out of TLS: once, when the condition starts to say so or its reason changes.
+func (r *ClusterReconciler) setAPISecuredCondition(cluster *operatorv1alpha1.Cluster) {
+	c := metav1.Condition{Type: operatorv1alpha1.ConditionAPISecured, Status: metav1.ConditionTrue,
+		Reason:             operatorv1alpha1.ReasonMutualTLS,
+		Message:            "collectors serve their REST API over TLS and accept only the operator's client certificate",
+		ObservedGeneration: cluster.Generation}
+	insecure := cluster.Spec.API.Insecure
+	if insecure != nil {
+		c.Status, c.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonOptedOut
+		c.Message = truncate("spec.api.insecure: "+insecure.Reason, maxConditionMessage)
+	}
+	was := meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionAPISecured)
+	if insecure != nil && (was == nil || was.Status != c.Status || was.Message != c.Message) {
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventAPIInsecure,
+			"the collectors' REST API runs without TLS: target passwords cross the pod network in clear, and any pod "+
+				"that reaches the API can push configuration (spec.api.insecure.reason: %s)", insecure.Reason)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, c)
+}

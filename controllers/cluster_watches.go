@@ -27,6 +27,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
@@ -41,10 +42,9 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.wakes = newWakes()
 	r.streams = collector.NewStreams(r.wakes.soon)
-	if r.APIReader != nil {
-		// Secrets that targets use are read through a content cache checked against the metadata watch below.
-		r.APIReader = &secretReader{Reader: r.APIReader, metadata: mgr.GetCache()}
-	}
+	// Secrets that targets use are read through a content cache checked against the metadata watch below.
+	r.credentials = &credentials.Keeper{Client: r.Client, Reader: credentials.NewSecretReader(r.APIReader, mgr.GetCache()),
+		Scheme: r.Scheme, Recorder: r.Recorder, Now: r.Now}
 	if err := mgr.Add(r.streams); err != nil {
 		return fmt.Errorf("add collector event streams: %w", err)
 	}

@@ -28,7 +28,7 @@ const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
 // NetworkPolicy and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it,
 // and the configuration pushed next points at its files.
 func (r *ClusterReconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
-	if err := r.ensureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
+	if err := r.credentials.EnsureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
 		return err
 	}
 	if err := r.ensureStatefulSets(ctx, cluster, w); err != nil {
@@ -106,8 +106,8 @@ func ensureOwned[T client.Object](ctx context.Context, r *ClusterReconciler, own
 		logger.Info("updating", "kind", kind, "name", want.GetName())
 	}
 	copySpec(have, want)
-	have.SetLabels(mergedInto(have.GetLabels(), want.GetLabels()))
-	have.SetAnnotations(mergedInto(have.GetAnnotations(), want.GetAnnotations()))
+	have.SetLabels(workload.Merged(have.GetLabels(), want.GetLabels()))
+	have.SetAnnotations(workload.Merged(have.GetAnnotations(), want.GetAnnotations()))
 	have.SetOwnerReferences(want.GetOwnerReferences())
 	if err := r.Update(ctx, have); err != nil {
 		return fmt.Errorf("update %s %s: %w", kind, want.GetName(), err)
@@ -140,18 +140,6 @@ func getOrCreate[T client.Object](ctx context.Context, r *ClusterReconciler, wan
 		return false, fmt.Errorf("get %s %s without the cluster label: %w", kind, key.Name, err)
 	}
 	return false, nil
-}
-
-// mergedInto returns have with want's keys set to want's values: labels and annotations that others add are
-// kept.
-func mergedInto(have, want map[string]string) map[string]string {
-	if have == nil {
-		have = map[string]string{}
-	}
-	for k, v := range want {
-		have[k] = v
-	}
-	return have
 }
 
 func desiredHash(obj client.Object) (string, error) {

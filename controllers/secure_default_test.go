@@ -24,6 +24,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -50,7 +51,7 @@ var _ = Describe("Secure by default", func() {
 			Expect(bootstrap["api-server"]).To(HaveKeyWithValue("tls", HaveKeyWithValue("client-auth", "require-verify")))
 			var sts appsv1.StatefulSet
 			Expect(k8sClient.Get(suiteCtx, f.key(), &sts)).To(Succeed())
-			Expect(sts.Spec.Template.Annotations).To(HaveKey(controllers.APITLSChecksumAnnotation))
+			Expect(sts.Spec.Template.Annotations).To(HaveKey(credentials.APITLSChecksumAnnotation))
 			Eventually(func(g Gomega) {
 				c := f.cluster()
 				cond := meta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionAPISecured)

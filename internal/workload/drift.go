@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -171,4 +172,14 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
+}
+
+// Merged is have with want's keys set to want's values: the labels and annotations others add to an object the
+// operator writes are kept. have is changed in place unless it is nil.
+func Merged(have, want map[string]string) map[string]string {
+	if have == nil {
+		have = make(map[string]string, len(want))
+	}
+	maps.Copy(have, want)
+	return have
 }

@@ -142,3 +142,15 @@ func TestDriftOfTheOtherObjects(t *testing.T) {
 		})
 	}
 }
+
+func TestMergedKeepsWhatOthersAddAndSetsWhatTheOperatorWants(t *testing.T) {
+	have := map[string]string{"team": "netops", "operator.gnmic.dev/cluster": "old"}
+	got := Merged(have, map[string]string{"operator.gnmic.dev/cluster": "telemetry"})
+	want := map[string]string{"team": "netops", "operator.gnmic.dev/cluster": "telemetry"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Merged = %v, want %v", got, want)
+	}
+	if got := Merged(nil, map[string]string{"a": "b"}); !reflect.DeepEqual(got, map[string]string{"a": "b"}) {
+		t.Errorf("Merged into nil = %v", got)
+	}
+}

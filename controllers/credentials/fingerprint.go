@@ -1,15 +1,13 @@
-package controllers
+package credentials
 
 import (
 	"crypto/rand"
 	"fmt"
-
-	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
 // The fingerprints of collector configurations that Cluster status shows (status.collectors[].configHash) are
 // HMAC-SHA256 keyed with a random key per Cluster, kept under fingerprintKeyKey in the operator's Secret
-// <cluster>-api-ca (ensureOperatorSecret): a plain hash of a configuration that holds passwords would let
+// <cluster>-api-ca (Keeper.OperatorSecret): a plain hash of a configuration that holds passwords would let
 // anyone who reads the status confirm a guessed password, and tell which Clusters share one. The operator
 // compares only fingerprints it computed itself with the same key, after a restart too. A key lost with its
 // Secret is drawn anew: every fingerprint changes once, and each collector is pushed its unchanged
@@ -32,7 +30,5 @@ func fillFingerprintKey(data map[string][]byte) (bool, error) {
 	return true, nil
 }
 
-// fingerprint is the Cluster's keyed fingerprint of a collector configuration.
-func (w *world) fingerprint(cfg gnmic.Config) (string, error) {
-	return cfg.Fingerprint(w.fingerprintKey)
-}
+// FingerprintKey is the fingerprint key in the data of the operator's Secret of a Cluster (OperatorSecret).
+func FingerprintKey(own map[string][]byte) []byte { return own[fingerprintKeyKey] }

@@ -1,4 +1,4 @@
-package controllers
+package credentials
 
 import (
 	"context"
@@ -12,13 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// secretReader is the reconciler's reader of the API server, which also reads the Secrets that targets use
-// through a content cache. The operator caches Secrets' metadata only (a namespace's Secrets would otherwise
+// SecretReader reads the API server, and reads the Secrets that targets use through a content cache. The operator caches Secrets' metadata only (a namespace's Secrets would otherwise
 // fill its memory); a Secret's data is read from the API server only when the metadata cache shows a
 // resourceVersion other than the one it was last read at, so a steady fleet reads no Secret at all. Every
 // other read (Get, List) goes to the API server unchanged: the operator's own TLS Secrets are read that way,
 // to see its writes at once.
-type secretReader struct {
+type SecretReader struct {
 	client.Reader
 	// metadata reads the cache of Secret metadata.
 	metadata client.Reader
@@ -39,8 +38,14 @@ type secretContent struct {
 	data            map[string][]byte
 }
 
-// secrets gives the data of the named Secrets of the namespace, leaving out those that do not exist.
-func (r *secretReader) secrets(ctx context.Context, namespace string, names []string) (map[string]map[string][]byte, error) {
+// NewSecretReader reads the API server through live, and Secrets' metadata from metadata (the cache of their
+// metadata that the manager keeps).
+func NewSecretReader(live, metadata client.Reader) *SecretReader {
+	return &SecretReader{Reader: live, metadata: metadata}
+}
+
+// Secrets gives the data of the named Secrets of the namespace, leaving out those that do not exist.
+func (r *SecretReader) Secrets(ctx context.Context, namespace string, names []string) (map[string]map[string][]byte, error) {
 	c := &r.contents
 	out := make(map[string]map[string][]byte, len(names))
 	for _, name := range names {

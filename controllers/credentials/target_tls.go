@@ -1,4 +1,4 @@
-package controllers
+package credentials
 
 import (
 	"bytes"
@@ -24,45 +24,45 @@ import (
 // that a change of them is reported once, not at every reconcile, and not again after an operator restart.
 const omittedTLSAnnotation = "operator.gnmic.dev/omitted-tls-secrets"
 
-// targetTLS is the Cluster's target TLS Secret (<cluster>-target-tls): what it should hold, and what it held
+// TargetTLS is the Cluster's target TLS Secret (<cluster>-target-tls): what it should hold, and what it held
 // as the caches showed it when the reconcile began.
-type targetTLS struct {
-	bundle render.TLSBundle
+type TargetTLS struct {
+	Bundle render.TLSBundle
 	// seen is the Secret as the caches show it, nil when they have none.
 	seen *corev1.Secret
 }
 
-// observeTargetTLS decides what the Cluster's target TLS Secret holds: the files of needed, the TLS Secrets
-// of the selected targets' profiles, whose data secrets has (render.BundleTLS).
-func (r *ClusterReconciler) observeTargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, needed []string,
-	secrets map[string]map[string][]byte) (targetTLS, error) {
-	seen, err := r.cachedTargetTLS(ctx, cluster)
+// TargetTLS decides what the Cluster's target TLS Secret holds: the files of needed, the TLS Secrets of the
+// selected targets' profiles, whose data secrets has (render.BundleTLS).
+func (k *Keeper) TargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, needed []string,
+	secrets map[string]map[string][]byte) (TargetTLS, error) {
+	seen, err := k.cachedTargetTLS(ctx, cluster)
 	if err != nil {
-		return targetTLS{}, err
+		return TargetTLS{}, err
 	}
 	in := render.TLSBundleInput{Needed: needed, Secrets: secrets}
 	if seen != nil {
 		in.Current = seen.Data
 	}
-	return targetTLS{bundle: render.BundleTLS(in), seen: seen}, nil
+	return TargetTLS{Bundle: render.BundleTLS(in), seen: seen}, nil
 }
 
 // cachedTargetTLS reads the Cluster's target TLS Secret from the caches: its metadata from the cache of Secret
-// metadata, its data through the content cache (readSecrets), so that a steady Cluster reads nothing from the
-// API server. The caches may lag the operator's own write; ensureTargetTLS looks at the API server before it
+// metadata, its data through the content cache (Secrets), so that a steady Cluster reads nothing from the API
+// server. The caches may lag the operator's own write; EnsureTargetTLS looks at the API server before it
 // writes.
-func (r *ClusterReconciler) cachedTargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*corev1.Secret, error) {
+func (k *Keeper) cachedTargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*corev1.Secret, error) {
 	name := workload.TargetTLSSecretName(cluster)
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	err := r.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, meta)
+	err := k.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, meta)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read metadata of secret %s: %w", name, err)
 	}
-	data, err := r.readSecrets(ctx, cluster.Namespace, []string{name})
+	data, err := k.Secrets(ctx, cluster.Namespace, []string{name})
 	if err != nil {
 		return nil, err
 	}
@@ -73,17 +73,17 @@ func (r *ClusterReconciler) cachedTargetTLS(ctx context.Context, cluster *operat
 	return &corev1.Secret{ObjectMeta: meta.ObjectMeta, Data: files}, nil
 }
 
-// ensureTargetTLS writes the Cluster's target TLS Secret when it does not hold what it should: only then, so
+// EnsureTargetTLS writes the Cluster's target TLS Secret when it does not hold what it should: only then, so
 // that a steady Cluster costs no write. A TLS Secret rotated, added or no longer needed changes this Secret's
 // data, never the pod template: the kubelet brings the files to running pods. The TLS Secrets it cannot hold
 // are reported once per change of them.
-func (r *ClusterReconciler) ensureTargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, t targetTLS) error {
-	want := workload.TargetTLSSecret(cluster, t.bundle.Files)
-	mark := omittedMark(t.bundle.Omitted)
+func (k *Keeper) EnsureTargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, t TargetTLS) error {
+	want := workload.TargetTLSSecret(cluster, t.Bundle.Files)
+	mark := omittedMark(t.Bundle.Omitted)
 	if mark != "" {
 		want.Annotations = map[string]string{omittedTLSAnnotation: mark}
 	}
-	if err := controllerutil.SetControllerReference(cluster, want, r.Scheme); err != nil {
+	if err := controllerutil.SetControllerReference(cluster, want, k.Scheme); err != nil {
 		return fmt.Errorf("own secret %s: %w", want.Name, err)
 	}
 	if t.seen != nil && holdsTargetTLS(t.seen, want, cluster) {
@@ -92,14 +92,14 @@ func (r *ClusterReconciler) ensureTargetTLS(ctx context.Context, cluster *operat
 
 	logger := log.FromContext(ctx)
 	have := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have)
+	err := k.Reader.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
-		logger.Info("creating", "kind", "Secret", "name", want.Name, "files", len(want.Data), "omitted", len(t.bundle.Omitted))
-		if err := r.Create(ctx, want); err != nil {
+		logger.Info("creating", "kind", "Secret", "name", want.Name, "files", len(want.Data), "omitted", len(t.Bundle.Omitted))
+		if err := k.Client.Create(ctx, want); err != nil {
 			return fmt.Errorf("create secret %s: %w", want.Name, err)
 		}
-		r.reportOmittedTLS(cluster, want.Name, "", mark, t.bundle.Omitted)
+		k.reportOmittedTLS(cluster, want.Name, "", mark, t.Bundle.Omitted)
 		return nil
 	case err != nil:
 		return fmt.Errorf("read secret %s: %w", want.Name, err)
@@ -108,18 +108,18 @@ func (r *ClusterReconciler) ensureTargetTLS(ctx context.Context, cluster *operat
 	}
 	was := have.Annotations[omittedTLSAnnotation]
 	have.Data = want.Data
-	have.Labels = mergedInto(have.Labels, want.Labels)
+	have.Labels = workload.Merged(have.Labels, want.Labels)
 	if mark == "" {
 		delete(have.Annotations, omittedTLSAnnotation)
 	} else {
-		have.Annotations = mergedInto(have.Annotations, want.Annotations)
+		have.Annotations = workload.Merged(have.Annotations, want.Annotations)
 	}
 	have.OwnerReferences = want.OwnerReferences
-	logger.Info("updating", "kind", "Secret", "name", want.Name, "files", len(want.Data), "omitted", len(t.bundle.Omitted))
-	if err := r.Update(ctx, have); err != nil {
+	logger.Info("updating", "kind", "Secret", "name", want.Name, "files", len(want.Data), "omitted", len(t.Bundle.Omitted))
+	if err := k.Client.Update(ctx, have); err != nil {
 		return fmt.Errorf("update secret %s: %w", want.Name, err)
 	}
-	r.reportOmittedTLS(cluster, want.Name, was, mark, t.bundle.Omitted)
+	k.reportOmittedTLS(cluster, want.Name, was, mark, t.Bundle.Omitted)
 	return nil
 }
 
@@ -135,19 +135,19 @@ func holdsTargetTLS(have, want *corev1.Secret, cluster *operatorv1alpha1.Cluster
 
 // reportOmittedTLS emits a warning when the TLS Secrets left out of the Cluster's target TLS Secret changed
 // (was and now are their marks) and some are left out.
-func (r *ClusterReconciler) reportOmittedTLS(cluster *operatorv1alpha1.Cluster, secret, was, now string, omitted map[string]error) {
+func (k *Keeper) reportOmittedTLS(cluster *operatorv1alpha1.Cluster, secret, was, now string, omitted map[string]error) {
 	if now == "" || now == was {
 		return
 	}
 	names := slices.Sorted(maps.Keys(omitted))
 	quoted := make([]string, 0, len(names))
-	for _, name := range first(names, 5) {
+	for _, name := range names[:min(len(names), 5)] {
 		quoted = append(quoted, fmt.Sprintf("%q", name))
 	}
 	if len(names) > 5 {
 		quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-5))
 	}
-	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventTargetTLSTooLarge,
+	k.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventTargetTLSTooLarge,
 		"the TLS files of %d Secret(s) do not fit in Secret %s, which holds at most 1 MiB for all targets; "+
 			"their targets are skipped: %s", len(names), secret, strings.Join(quoted, ", "))
 }
