@@ -19,6 +19,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/controllers/balancer"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
@@ -68,29 +69,31 @@ func run(ctx context.Context, o options) error {
 		RepairAfter:             o.collectorRepairAfter,
 		CollectorSilence:        o.collectorSilence,
 	}
+	var balancerShard balancer.Assigner // nil: this replica runs every Balancer
 	if o.sharding {
-		sharding, err := newSharding(mgr, o)
+		member, err := newShardMember(mgr, o)
 		if err != nil {
 			return err
 		}
-		reconciler.Sharding = sharding
+		reconciler.Sharding = member
+		reconciler.Client = member.Client(reconciler.Client) // the objects of its share, from its caches
 		reconciler.Dialer = &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(),
-			UserAgent: collector.MemberUserAgent(sharding.Identity)}
-		log.Info("sharding: this replica reconciles its share of the Clusters", "member", sharding.Identity)
+			UserAgent: collector.MemberUserAgent(member.Identity)}
+		balancerShard = member
+		log.Info("sharding: this replica reconciles its share of the Clusters", "member", member.Identity)
+		if err := mgr.Add(member); err != nil {
+			return fmt.Errorf("add operator sharding: %w", err)
+		}
 		// Ready once it holds its share: a rolling update replaces the next replica only then.
-		if err := mgr.AddReadyzCheck("share", sharding.HoldsShare); err != nil {
+		if err := mgr.AddReadyzCheck("share", member.HoldsShare); err != nil {
 			return fmt.Errorf("add the share's ready check: %w", err)
 		}
 		// A container restarted in this pod: the process before it is gone; its Clusters need not wait for its
 		// Lease to run out, nor for this one's caches.
-		sharding.MarkPredecessorsDead(ctx)
+		member.MarkPredecessorsDead(ctx)
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up cluster controller: %w", err)
-	}
-	var balancerShard balancer.Assigner
-	if reconciler.Sharding != nil {
-		balancerShard = reconciler.Sharding
 	}
 	if err := setupBalancer(mgr, balancerShard); err != nil {
 		return err
@@ -146,7 +149,7 @@ func managerOptions(o options) ctrl.Options {
 	}
 	opts.Cache = cache.Options{ByObject: controllers.CacheByObject()}
 	if o.sharding {
-		opts.Cache.ByObject = controllers.ShardedCacheByObject()
+		opts.Cache.ByObject = sharding.CacheByObject(opts.Cache.ByObject)
 	}
 	if o.watchNamespace != "" {
 		namespaces := map[string]cache.Config{}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -74,9 +75,10 @@ func (r *ClusterReconciler) reportOutputsAndInputs(ctx context.Context, cluster 
 	})
 }
 
-// forgetRejections drops a deleted Cluster's entries from the rejectedBy lists of the namespace's Outputs
-// and Inputs.
-func (r *ClusterReconciler) forgetRejections(ctx context.Context, namespace, cluster string) error {
+// removeFromRejections removes a deleted Cluster's entries from the rejectedBy lists of the namespace's Outputs
+// and Inputs, writing those that had one.
+func (r *ClusterReconciler) removeFromRejections(ctx context.Context, deleted types.NamespacedName) error {
+	namespace, cluster := deleted.Namespace, deleted.Name
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
 	for _, l := range []client.ObjectList{&outputs, &inputs} {

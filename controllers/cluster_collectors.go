@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"sort"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -148,105 +147,6 @@ func (r *ClusterReconciler) rereadPushed(ctx context.Context, cluster *operatorv
 	}
 	for ordinal, rt := range r.askCollectors(ctx, cluster, w, ordinals) {
 		runtimes[ordinal] = rt
-	}
-}
-
-// restartFailedTargets restarts the targets whose start failed on the collector they were sent to: a
-// collector never retries a failed start by itself. Restarts are spaced by a backoff per target; the result
-// is when the next one falls due (zero when none waits). The collector answers a restart before trying it,
-// so its success shows only in a later read of the collector's state.
-func (r *ClusterReconciler) restartFailedTargets(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
-	runtimes collectorRuntimes, pushed pushResults) time.Time {
-	logger := log.FromContext(ctx)
-	now := r.now()
-	var next time.Time
-	for ordinal, pp := range pushed.pods {
-		if pp.err != nil || !pp.considered {
-			continue
-		}
-		sent := setOf(pp.step.Send)
-		for name, st := range runtimes[ordinal].Targets {
-			if !sent[name] {
-				continue
-			}
-			key := restartKey(cluster, name)
-			if !st.Failed() {
-				r.restarts.forget(key)
-				continue
-			}
-			if due := r.restarts.due(key, now); !due.IsZero() {
-				next = earliest(next, due)
-				continue
-			}
-			client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
-			if err == nil {
-				err = client.EnableTarget(ctx, name)
-			}
-			next = earliest(next, r.restarts.attempted(key, now))
-			logger.Info("restarting target whose start failed", "pod", pp.pod.Name, "target", name,
-				"reason", st.FailedReason, "error", err)
-		}
-	}
-	return next
-}
-
-// restartBackoff spaces the restarts of a failed target: 1s, 2s, 4s … up to 5 minutes.
-type restartBackoff struct {
-	mu       sync.Mutex
-	attempts map[string]int
-	next     map[string]time.Time
-}
-
-const (
-	restartBackoffBase = time.Second
-	restartBackoffMax  = 5 * time.Minute
-)
-
-func restartKey(cluster *operatorv1alpha1.Cluster, target string) string {
-	return cluster.Namespace + "/" + cluster.Name + "/" + target
-}
-
-// due is zero when the target may be restarted now, else when it may.
-func (b *restartBackoff) due(key string, now time.Time) time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if next, ok := b.next[key]; ok && now.Before(next) {
-		return next
-	}
-	return time.Time{}
-}
-
-// attempted records a restart and returns when the next one may happen.
-func (b *restartBackoff) attempted(key string, now time.Time) time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.attempts == nil {
-		b.attempts, b.next = map[string]int{}, map[string]time.Time{}
-	}
-	delay := restartBackoffBase << min(b.attempts[key], 16)
-	delay = min(delay, restartBackoffMax)
-	b.attempts[key]++
-	b.next[key] = now.Add(delay)
-	return b.next[key]
-}
-
-func (b *restartBackoff) forget(key string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.attempts, key)
-	delete(b.next, key)
-}
-
-// forgetCluster drops the backoff of every target of a deleted Cluster.
-func (b *restartBackoff) forgetCluster(namespace, name string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	prefix := namespace + "/" + name + "/"
-	for key := range b.next {
-		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
-			delete(b.attempts, key)
-			delete(b.next, key)
-		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +17,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
-	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
-	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
+	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
@@ -59,23 +57,15 @@ type ClusterReconciler struct {
 	OperatorNamespace string
 	OperatorPodLabels map[string]string
 
-	restarts restartBackoff
-	streams  *collector.Streams
-	// wakes reconciles Clusters for what no watch carries (wakes.go).
-	wakes *wakes
-	// credentials issues and keeps the Cluster's certificates and keys, and reads the Secrets its targets use.
-	credentials *credentials.Keeper
-	// ledger is what each collector acknowledged and last reported running.
-	ledger collector.Ledger
-	// memories are what the reconciler remembers of each Cluster between reconciles (clusterMemory).
-	memories sync.Map
-	// nodesMissing is since when each Node that collector pods name was first seen missing, shared by every
-	// Cluster with pods on it; an entry goes when the Node is seen again.
-	nodesMissing sync.Map
+	// Sharding, when set, makes this replica reconcile only the Clusters the operator's replicas assign it
+	// (controllers/sharding); nil: it reconciles every Cluster (under leader election).
+	Sharding Sharding
 
-	// Sharding, when set, makes this replica reconcile only the Clusters the operator's members assign it
-	// (cluster_shard.go, shard_membership.go); nil reconciles every Cluster (under leader election).
-	Sharding *Sharding
+	// turns answers, Cluster by Cluster, whether this replica reconciles it and may push now: Sharding, or
+	// soleReplica without it.
+	turns turns
+	// remembered is what the reconciler keeps between reconciles (state.go). SetupWithManager makes both.
+	remembered
 }
 
 // Reconcile is one pass over a Cluster: observe, place, read what the collectors run, push each one handover
@@ -86,33 +76,23 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var cluster operatorv1alpha1.Cluster
 	if err := r.Get(ctx, req.NamespacedName, &cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			if r.streams != nil {
-				r.streams.Forget(req.NamespacedName)
-			}
-			r.forgetMemory(req.NamespacedName)
-			if r.wakes != nil {
-				r.wakes.forget(req.NamespacedName)
-			}
-			r.credentials.Forget(req.NamespacedName)
-			r.ledger.ForgetCluster(req.NamespacedName)
-			r.restarts.forgetCluster(req.Namespace, req.Name)
-			fleetmetrics.ForgetCluster(req.Namespace, req.Name)
-			if r.Sharding != nil && !r.Sharding.lastAssigned(req.NamespacedName) {
+			r.forget(req.NamespacedName)
+			if !r.turns.CleansUp(req.NamespacedName) {
 				return ctrl.Result{}, nil // the replica the Cluster was last assigned to cleans up after it
 			}
-			return ctrl.Result{}, errors.Join(r.forgetCluster(ctx, req.Namespace, req.Name),
-				r.forgetRejections(ctx, req.Namespace, req.Name))
+			return ctrl.Result{}, errors.Join(r.removeFromTargetStatuses(ctx, req.NamespacedName),
+				r.removeFromRejections(ctx, req.NamespacedName))
 		}
 		return ctrl.Result{}, fmt.Errorf("get cluster: %w", err)
 	}
 	if !cluster.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	turn, err := r.takeShardTurn(ctx, &cluster)
-	if err != nil || !turn.proceed {
-		return turn.result, err
+	turn, err := r.turns.Turn(ctx, &cluster)
+	if err != nil || !turn.Proceed {
+		return turn.Result, err
 	}
-	defer turn.done()
+	defer turn.Done()
 
 	world, err := r.observe(ctx, &cluster)
 	if err != nil {
@@ -129,9 +109,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	asked := append(append([]int(nil), reachable...), world.silentPods()...)
 	runtimes := r.readCollectors(ctx, &cluster, world, asked)
 	r.recordSilence(req.NamespacedName, world, asked, runtimes)
-	pushCtx, endPushes, mayPush := r.pushFence(ctx, &cluster, turn)
+	pushCtx, endPushes, mayPush := r.turns.Fence(ctx, &cluster, turn)
 	if !mayPush {
-		return ctrl.Result{RequeueAfter: shardWait}, nil
+		return ctrl.Result{RequeueAfter: sharding.LookAgain}, nil
 	}
 	defer endPushes()
 	pushed := r.push(pushCtx, &cluster, world, plan, runtimes, reachable)
@@ -140,7 +120,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
 	// reporting and nothing else depends on the gate. It is returned at the end, for a retry with backoff
 	// (as is every earlier return); until then the pod keeps the gate it had.
-	gateErr := r.reportPodsConfigured(ctx, req.NamespacedName, plan, pushed)
+	gateErr := r.writeReadinessGates(ctx, req.NamespacedName, plan, pushed)
 	r.followCollectors(ctx, &cluster, world, reachable)
 	nextRestart := r.restartFailedTargets(pushCtx, &cluster, world, runtimes, pushed)
 	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)

@@ -38,15 +38,15 @@ type clusterMemory struct {
 	domainDesired map[string]int
 	// verdict is what the collectors last said of the part of the configuration every pod receives alike.
 	verdict sharedVerdict
+	// restarts spaces the restarts of the targets whose start failed.
+	restarts restartBackoff
+	// staleTargets is how many targets the collectors ran, as last read, that they were not sent: a warning
+	// is raised when it grows.
+	staleTargets int
 }
 
 // memoryOf is the Cluster's memory, empty the first time.
 func (r *ClusterReconciler) memoryOf(cluster types.NamespacedName) *clusterMemory {
 	m, _ := r.memories.LoadOrStore(cluster, &clusterMemory{})
 	return m.(*clusterMemory)
-}
-
-// forgetMemory drops a deleted Cluster's memory.
-func (r *ClusterReconciler) forgetMemory(cluster types.NamespacedName) {
-	r.memories.Delete(cluster)
 }

@@ -31,14 +31,14 @@ type configuredWrite struct {
 	condition configuredCondition
 }
 
-// reportPodsConfigured sets the readiness gate of every pod the operator considers ready: True once the pod
+// writeReadinessGates sets the readiness gate of every pod the operator considers ready: True once the pod
 // holds its configuration, False with the push error when it does not. The kubelet reports a pod Ready only
 // when the gate is True, so a rolling update or a drain waits for each pod to hold its targets before it
 // takes down the next one.
 //
 // A pod's status is written only when the condition changes: an unchanged fleet costs no write. Every pod is
 // tried even when one write fails; the failures are returned together, for a retry with backoff.
-func (r *ClusterReconciler) reportPodsConfigured(ctx context.Context, cluster types.NamespacedName, plan placementPlan,
+func (r *ClusterReconciler) writeReadinessGates(ctx context.Context, cluster types.NamespacedName, plan placementPlan,
 	pushed pushResults) error {
 	memory := r.memoryOf(cluster)
 	gates := make(map[string]configuredWrite, len(plan.availability.Ready))

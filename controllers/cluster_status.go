@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -173,7 +171,7 @@ func setCondition(cluster *operatorv1alpha1.Cluster, kind string, isTrue bool, t
 func (r *ClusterReconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
 	fleetmetrics.MovesTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(plan.result.Moves)))
 	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.failedPods())))
-	r.emitHandoverEvents(cluster, pushed)
+	r.reportHandovers(cluster, pushed)
 	if moves := plan.result.Moves; len(moves) > 0 {
 		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
 			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))
@@ -221,8 +219,9 @@ func first[T any](s []T, n int) []T {
 	return s
 }
 
-// emitHandoverEvents reports repairs, overlaps and stale targets, and counts them in the operator's metrics.
-func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster, pushed pushResults) {
+// reportHandovers reports repairs, overlaps and stale targets in events and the operator's metrics, and
+// remembers how many targets are stale: a warning is raised when they grow.
+func (r *ClusterReconciler) reportHandovers(cluster *operatorv1alpha1.Cluster, pushed pushResults) {
 	stale := 0
 	for _, pp := range pushed.pods {
 		if !pp.considered {
@@ -236,8 +235,8 @@ func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster
 				strings.Join(first(pp.step.Repaired, 10), ", "))
 		}
 	}
-	previous := fleetmetrics.StaleTargets.WithLabelValues(cluster.Namespace, cluster.Name)
-	if was := gaugeValue(previous); stale > int(was) {
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	if stale > memory.staleTargets {
 		var parts []string
 		for _, pp := range pushed.pods {
 			if pp.considered && len(pp.step.Stale) > 0 {
@@ -248,7 +247,8 @@ func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster
 		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventStaleTargets,
 			"collectors run %d target(s) they were not sent (a removal they dropped): %s", stale, strings.Join(parts, "; "))
 	}
-	previous.Set(float64(stale))
+	memory.staleTargets = stale
+	fleetmetrics.StaleTargets.WithLabelValues(cluster.Namespace, cluster.Name).Set(float64(stale))
 	var overlaps []string
 	for _, o := range pushed.decision.Overlaps {
 		if pp := pushed.pods[o.To]; pp != nil && pp.pushed {
@@ -261,15 +261,6 @@ func (r *ClusterReconciler) emitHandoverEvents(cluster *operatorv1alpha1.Cluster
 			"%d target(s) moved before their old collector confirmed dropping them; both may collect them for a while: %s",
 			len(overlaps), strings.Join(first(overlaps, 10), ", "))
 	}
-}
-
-// gaugeValue reads a gauge's current value.
-func gaugeValue(g prometheus.Gauge) float64 {
-	var m dto.Metric
-	if err := g.Write(&m); err != nil || m.Gauge == nil {
-		return 0
-	}
-	return m.Gauge.GetValue()
 }
 
 // emitRefusingPodsEmptied reports, per pod left out of placement because it refused its configuration for

@@ -278,8 +278,10 @@ func summarize(states map[string]operatorv1alpha1.TargetClusterState) (int32, st
 	return holding, worst
 }
 
-// forgetCluster removes a deleted Cluster's entries from the status of the Targets of its namespace.
-func (r *ClusterReconciler) forgetCluster(ctx context.Context, namespace, cluster string) error {
+// removeFromTargetStatuses removes a deleted Cluster's entries from the status of the Targets of its namespace,
+// writing each Target that had one.
+func (r *ClusterReconciler) removeFromTargetStatuses(ctx context.Context, deleted types.NamespacedName) error {
+	namespace, cluster := deleted.Namespace, deleted.Name
 	var targets operatorv1alpha1.TargetList
 	if err := r.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("list targets: %w", err)

@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +36,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -98,7 +98,7 @@ type shardMember struct {
 	cache   client.Reader
 	// reconcilerReads is what the member's reconciler reads through: its share's caches for the Cluster objects.
 	reconcilerReads client.Reader
-	reconciler      *controllers.ClusterReconciler
+	member          *sharding.Member
 	stop            context.CancelFunc
 	exited          chan error
 }
@@ -170,28 +170,30 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	Expect(metricsadapter.IndexPodsByCluster(suiteCtx, mgr.GetFieldIndexer())).To(Succeed())
 	m.metrics, _ = metricsadapter.NewProviders(mgr.GetCache(), true)
 	m.cache = mgr.GetCache()
-	leases, err := kubernetes.NewForConfig(c)
-	Expect(err).NotTo(HaveOccurred())
-	m.identity = controllers.NewShardMemberIdentity(name)
+	m.identity = sharding.NewIdentity(name)
 	lease := shardLease
 	if m.lease > 0 {
 		lease = m.lease
 	}
+	// As the operator wires a sharded replica (manager.go).
+	member, err := sharding.New(mgr, sharding.Options{Namespace: namespace, Identity: m.identity, Pod: m.pod,
+		LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter, Share: controllers.ShareKinds()})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(mgr.Add(member)).To(Succeed())
 	r := &controllers.ClusterReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme,
+		Client: member.Client(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Scheme: scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
 		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(), UserAgent: collector.MemberUserAgent(m.identity)},
 		PollInterval: 2 * time.Second,
 		// As the operator's default: one slow Cluster (a collector that stopped answering) must not hold up
 		// the handovers of the others.
 		MaxConcurrentReconciles: 4,
-		Sharding: &controllers.Sharding{Leases: leases, Clusters: mgr.GetCache(), Namespace: namespace,
-			Identity: m.identity, Pod: m.pod, LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter},
+		Sharding:                member,
 	}
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
-	m.reconciler = r
+	m.member = member
 	m.reconcilerReads = r.Client
-	r.Sharding.MarkPredecessorsDead(suiteCtx) // as the operator does before its manager starts (manager.go)
+	member.MarkPredecessorsDead(suiteCtx) // as the operator does before its manager starts (manager.go)
 	ctx, stop := context.WithCancel(suiteCtx)
 	m.stop = stop
 	go func() { m.exited <- mgr.Start(ctx) }()
@@ -203,7 +205,7 @@ func newShardedManager(restConfig *rest.Config) ctrl.Manager {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
-		Cache:                  cache.Options{ByObject: controllers.ShardedCacheByObject()},
+		Cache:                  cache.Options{ByObject: sharding.CacheByObject(controllers.CacheByObject())},
 		Logger:                 ctrl.Log,
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
@@ -371,9 +373,9 @@ var _ = Describe("A sharded operator", Ordered, func() {
 			Expect(p.member).To(BeElementOf(a.identity, b.identity))
 		}
 
-		By("every member reading and holding whole the StatefulSets of its own Clusters only, though every Cluster is named alike")
-		// A member that just handed a Cluster over keeps it in a cache until its share has been quiet for
-		// shardConsolidateAfter; one cache of its whole share replaces them then.
+		By("every member reading whole the StatefulSets of its own Clusters only, though every Cluster is named alike")
+		// What the caches hold of other Clusters' objects (by name only) is the sharding package's own spec
+		// ("The caches of a replica's share").
 		for _, m := range []*shardMember{a, b} {
 			for _, f := range fleets {
 				Eventually(func(g Gomega) {
@@ -381,19 +383,12 @@ var _ = Describe("A sharded operator", Ordered, func() {
 					key := client.ObjectKey{Namespace: f.ns, Name: f.name}
 					var sts appsv1.StatefulSet
 					err := m.reconcilerReads.Get(suiteCtx, key, &sts)
-					copies, cerr := controllers.ShareCacheCopies(suiteCtx, m.reconciler, key, func() client.Object { return &appsv1.StatefulSet{} })
-					g.Expect(cerr).NotTo(HaveOccurred())
-					g.Expect(copies).NotTo(BeEmpty(), "member %s does not hold Cluster %s's StatefulSet even by name", m.identity, f.ns)
 					if owner == m.identity {
 						g.Expect(err).NotTo(HaveOccurred())
 						g.Expect(sts.Spec.Replicas).NotTo(BeNil(), "member %s reads its own Cluster %s only by name", m.identity, f.ns)
 						return
 					}
 					g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "member %s reads another's Cluster %s: %v", m.identity, f.ns, err)
-					for _, c := range copies {
-						g.Expect(c.GetLabels()).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, f.name))
-						g.Expect(c.(*appsv1.StatefulSet).Spec.Replicas).To(BeNil(), "member %s holds another's Cluster %s whole", m.identity, f.ns)
-					}
 				}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 			}
 		}
@@ -408,7 +403,7 @@ var _ = Describe("A sharded operator", Ordered, func() {
 
 		var leases coordinationv1.LeaseList
 		Expect(k8sClient.List(suiteCtx, &leases, client.InNamespace(install.namespace),
-			client.MatchingLabels{controllers.ShardMemberLabel: "true"})).To(Succeed())
+			client.MatchingLabels{sharding.MemberLabel: "true"})).To(Succeed())
 		Expect(leases.Items).To(HaveLen(2))
 	})
 
@@ -438,15 +433,15 @@ var _ = Describe("A sharded operator", Ordered, func() {
 
 	It("gives a joining member its share, draining before it takes over, and makes it ready only then", func() {
 		c = startShardMember("operator-c", install, requests)
-		Expect(c.reconciler.Sharding.HoldsShare(nil)).NotTo(Succeed(), "ready before it joined")
-		Eventually(func() error { return c.reconciler.Sharding.HoldsShare(nil) }, 4*shardLease, 20*time.Millisecond).Should(Succeed())
+		Expect(c.member.HoldsShare(nil)).NotTo(Succeed(), "ready before it joined")
+		Eventually(func() error { return c.member.HoldsShare(nil) }, 4*shardLease, 20*time.Millisecond).Should(Succeed())
 		// Ready: it owns its share and has cached it (a rolling update replaces the next replica only now).
 		ownedByC := 0
 		held := owners(fleets)
 		for _, f := range fleets {
 			if held[f.ns] == c.identity {
 				ownedByC++
-				Expect(c.reconciler.Sharding.Covers(types.NamespacedName{Namespace: f.ns, Name: f.name})).To(BeTrue(),
+				Expect(c.member.Covers(types.NamespacedName{Namespace: f.ns, Name: f.name})).To(BeTrue(),
 					"ready without a cache of %s, which it owns", f.ns)
 			}
 		}
@@ -702,77 +697,5 @@ var _ = Describe("A sharded replica's cache", Ordered, func() {
 		}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
 		Expect(reports).To(HaveEach(HavePrefix("0 of")), "the replica reconciled the Cluster without seeing its pod")
 		f.converged(3, 0)
-	})
-})
-
-// racingStatus writes the Cluster's status once, through race, just before the first status patch it
-// relays: that patch then carries a stale resourceVersion and the API server refuses it (409).
-type racingStatus struct {
-	client.Client
-	race func()
-	once sync.Once
-}
-
-func (c *racingStatus) Status() client.SubResourceWriter {
-	return racingStatusWriter{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type racingStatusWriter struct {
-	client.SubResourceWriter
-	c *racingStatus
-}
-
-func (w racingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	w.c.once.Do(w.c.race)
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-}
-
-var _ = Describe("A takeover that races another write of the Cluster's status", func() {
-	var cluster *operatorv1alpha1.Cluster
-
-	BeforeEach(func() {
-		ns := fmt.Sprintf("takeover-race-%d", fleetSeq.Add(1))
-		Expect(k8sClient.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		cluster = &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "raced"}}
-		cluster.Spec.Image = "ghcr.io/openconfig/gnmic:test"
-		Expect(k8sClient.Create(suiteCtx, cluster)).To(Succeed())
-		// No operator reconciles it here; one that runs in a later spec must not find it.
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(suiteCtx, cluster))).To(Succeed()) })
-	})
-
-	writeStatus := func(change func(*operatorv1alpha1.Cluster)) func() {
-		return func() {
-			defer GinkgoRecover()
-			var current operatorv1alpha1.Cluster
-			Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(cluster), &current)).To(Succeed())
-			change(&current)
-			Expect(k8sClient.Status().Update(suiteCtx, &current)).To(Succeed())
-		}
-	}
-	shardOf := func() *operatorv1alpha1.ClusterShard {
-		var current operatorv1alpha1.Cluster
-		Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(cluster), &current)).To(Succeed())
-		return current.Status.Shard
-	}
-
-	// At 300 Clusters a third of a dead member's takeovers met such a write (a drain, a status update) and
-	// waited for the next assignment round: 2 s more than the lease duration allows.
-	It("reads the Cluster afresh and takes it over at once when it still should", func() {
-		raced := &racingStatus{Client: k8sClient, race: writeStatus(func(c *operatorv1alpha1.Cluster) { c.Status.TargetsCount = 7 })}
-		Expect(controllers.TakeOverAsAssigned(suiteCtx, raced, "replica-a", cluster.DeepCopy())).To(Succeed())
-		shard := shardOf()
-		Expect(shard).NotTo(BeNil(), "the conflicted takeover was not written again")
-		Expect(shard.Owner).To(Equal("replica-a"))
-		Expect(shard.Generation).To(BeEquivalentTo(1))
-	})
-
-	It("gives way when the racing write is another replica's takeover", func() {
-		raced := &racingStatus{Client: k8sClient, race: writeStatus(func(c *operatorv1alpha1.Cluster) {
-			c.Status.Shard = &operatorv1alpha1.ClusterShard{Owner: "replica-b", Generation: 1, Since: &metav1.Time{Time: time.Now()}}
-		})}
-		Expect(controllers.TakeOverAsAssigned(suiteCtx, raced, "replica-a", cluster.DeepCopy())).To(Succeed())
-		shard := shardOf()
-		Expect(shard.Owner).To(Equal("replica-b"), "a live replica's takeover was overwritten")
-		Expect(shard.Generation).To(BeEquivalentTo(1))
 	})
 })

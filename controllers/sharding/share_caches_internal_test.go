@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,9 +37,18 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
+// testKinds are the kinds the Cluster reconciler has its share's caches hold (controllers.ShareKinds).
+func testKinds() Kinds {
+	return Kinds{
+		Owned: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{},
+			&networkingv1.NetworkPolicy{}, &corev1.Pod{}},
+		PerNamespace: []client.Object{&operatorv1alpha1.Target{}},
+	}
+}
+
 func testShareCaches(t *testing.T) *shareCaches {
 	t.Helper()
-	s, err := newShareCaches(nil, nil, testScheme(t), nil, func(types.NamespacedName) {})
+	s, err := newShareCaches(nil, nil, testScheme(t), nil, testKinds(), func(types.NamespacedName) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"testing"
@@ -14,10 +14,9 @@ import (
 // over once no Lease of that owner has been seen for a whole Lease duration; before that the owner may be a
 // member whose Lease this replica has not been told of yet, so it waits. Without this such a Cluster was
 // never reconciled again.
-func TestShardingTakesOverAClusterWhoseOwnerHasNoLeaseAfterALeaseDuration(t *testing.T) {
+func TestAMemberTakesOverAClusterWhoseOwnerHasNoLeaseAfterALeaseDuration(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := &Sharding{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}
-	s.init()
+	s := newMember(Options{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}, nil, nil)
 	s.leasesSynced = true
 	s.self = shard.Lease{Holder: "self", RenewTime: now, Duration: 6 * time.Second}
 	cluster := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
@@ -39,8 +38,8 @@ func TestShardingTakesOverAClusterWhoseOwnerHasNoLeaseAfterALeaseDuration(t *tes
 	for _, step := range steps {
 		step.apply()
 		s.self.RenewTime = now
-		action, _, done := s.decide(cluster)
-		done()
+		action, _, release := s.decideAndHold(cluster)
+		release()
 		if action != step.want {
 			t.Errorf("%s: %v, want %v", step.name, action, step.want)
 		}

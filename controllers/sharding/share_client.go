@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"context"
@@ -9,9 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// shareClient is the sharded reconciler's client: reads of the kinds the share holds (clusterObjectKinds,
-// targetKinds) go to the share's cache that holds them, every other read and every write to the client it
-// wraps.
+// shareClient is the sharded reconciler's client: reads of the kinds the share holds (Kinds) go to the share's
+// cache that holds them, every other read and every write to the client it wraps.
 //
 // A read no synced cache serves (no Cluster objects cached yet, a namespace's Targets outside the share or
 // not synced yet) goes to the API server: the reconciler reconciles only covered Clusters
@@ -89,4 +88,11 @@ func listEach(ctx context.Context, list client.ObjectList, readers []client.Read
 		return fmt.Errorf("fill list %T: %w", list, err)
 	}
 	return nil
+}
+
+// Client is the Cluster reconciler's client under sharding: reads of the kinds the share holds come from this
+// replica's caches of its share (from the API server while none holds them), every other read and every write
+// go to c.
+func (s *Member) Client(c client.Client) client.Client {
+	return &shareClient{Client: c, share: s.share, live: s.live}
 }

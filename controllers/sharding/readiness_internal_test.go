@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"strings"
@@ -36,9 +36,8 @@ func TestShareHeldOnlyOnceEveryAssignedClusterIsTakenOverAndCached(t *testing.T)
 // rollout goes on.
 func TestHoldsShareLatchesOnceTheShareIsHeldOrReadyWithinPassed(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	newSharding := func() *Sharding {
-		s := &Sharding{Identity: "self", ReadyWithin: time.Minute, Now: func() time.Time { return now }}
-		s.init()
+	newReplica := func() *Member {
+		s := newMember(Options{Identity: "self", ReadyWithin: time.Minute, Now: func() time.Time { return now }}, nil, nil)
 		s.share = testShareCaches(t)
 		s.share.segments = []*shareCache{{clusters: []string{"x"}, keys: []string{"a/x"}}}
 		s.share.namespaces["a"] = &namespaceTargets{synced: true}
@@ -46,7 +45,7 @@ func TestHoldsShareLatchesOnceTheShareIsHeldOrReadyWithinPassed(t *testing.T) {
 	}
 	x, y := types.NamespacedName{Namespace: "a", Name: "x"}, types.NamespacedName{Namespace: "b", Name: "y"}
 
-	s := newSharding()
+	s := newReplica()
 	if err := s.HoldsShare(nil); err == nil {
 		t.Fatal("ready before joining")
 	}
@@ -71,7 +70,7 @@ func TestHoldsShareLatchesOnceTheShareIsHeldOrReadyWithinPassed(t *testing.T) {
 		t.Fatalf("no longer ready while taking more over: %v", err)
 	}
 
-	s = newSharding()
+	s = newReplica()
 	s.joined = now
 	s.recordShareLocked([]types.NamespacedName{x, y}, 0)
 	now = now.Add(59 * time.Second)

@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"context"
@@ -10,10 +10,6 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,7 +21,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -37,7 +32,7 @@ import (
 //   - caches ("segments") across namespaces of the objects of the Clusters of the share, each selected by
 //     `operator.gnmic.dev/cluster in (<their names>)`. Clusters the share gains get a segment of their own,
 //     built, started and synced beside the others: a takeover storm lists only what moves, not the whole
-//     share again (shard_cache_segments.go). A segment whose Clusters all left is stopped; once the share has
+//     share again (share_segments.go). A segment whose Clusters all left is stopped; once the share has
 //     been quiet for shareConsolidateAfter, or segments reach maxShareSegments, one cache of the whole share
 //     replaces them, so memory follows the share. Objects carry their Cluster's name, not its namespace: a
 //     Cluster of the same name in another namespace comes along, kept only by name (stubOutsideShare);
@@ -50,7 +45,7 @@ import (
 // a namespace's Targets do.
 //
 // Invariant: shareCaches.covers(c) is true only once synced caches hold every object of Cluster c and every
-// Target of its namespace, and the reconciler reconciles c only then (cluster_shard.go): a cache missing a
+// Target of its namespace, and the reconciler reconciles c only then (Member.Turn): a cache missing a
 // Cluster's StatefulSet and Pods would make it re-place every target.
 
 // shareSettle is how long the share must stay unchanged before the caches follow it: a replica that takes
@@ -65,23 +60,15 @@ const (
 	maxShareSegments      = 8
 )
 
-// clusterObjectKinds are the kinds a Cluster owns, each labelled operator.gnmic.dev/cluster.
-func clusterObjectKinds() []client.Object {
-	return []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Service{}, &appsv1.StatefulSet{},
-		&policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}
-}
-
-// targetKinds are the kinds a share holds whole in each of its namespaces.
-func targetKinds() []client.Object { return []client.Object{&operatorv1alpha1.Target{}} }
-
 // shareCaches holds the caches of this replica's share. It is a manager runnable.
 type shareCaches struct {
 	config *rest.Config
 	http   *http.Client
 	scheme *runtime.Scheme
 	mapper meta.RESTMapper
-	// clusterObjects and targets are the GroupKinds of clusterObjectKinds and targetKinds, and of their
-	// lists: the reads that route here.
+	// kinds are what the caches hold; clusterObjects and targets are the GroupKinds of kinds.Owned and
+	// kinds.PerNamespace, and of their lists: the reads that route here.
+	kinds                   Kinds
 	clusterObjects, targets map[string]bool
 	// wake asks the reconciler to look at a Cluster whose caches just synced.
 	wake func(types.NamespacedName)
@@ -133,14 +120,14 @@ type shareCache struct {
 }
 
 func newShareCaches(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper,
-	wake func(types.NamespacedName)) (*shareCaches, error) {
-	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, wake: wake,
+	kinds Kinds, wake func(types.NamespacedName)) (*shareCaches, error) {
+	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, kinds: kinds, wake: wake,
 		consolidateAfter: shareConsolidateAfter, changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
 	var err error
-	if s.clusterObjects, err = groupKindsOf(scheme, clusterObjectKinds()); err != nil {
+	if s.clusterObjects, err = groupKindsOf(scheme, kinds.Owned); err != nil {
 		return nil, err
 	}
-	if s.targets, err = groupKindsOf(scheme, targetKinds()); err != nil {
+	if s.targets, err = groupKindsOf(scheme, kinds.PerNamespace); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -295,7 +282,7 @@ func (s *shareCaches) follow(ctx context.Context) {
 		if s.namespaces[namespace] != nil {
 			continue
 		}
-		targets, err := s.startShareCache(ctx, namespace, nil, nil, targetKinds())
+		targets, err := s.startShareCache(ctx, namespace, nil, nil, s.kinds.PerNamespace)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "cache the Targets of a namespace; its Clusters wait", "namespace", namespace)
 			continue
@@ -324,7 +311,7 @@ func (s *shareCaches) followClusterObjects(ctx context.Context, consolidate bool
 	if len(plan.build) == 0 {
 		return
 	}
-	built, err := s.startShareCache(ctx, "", clusterNames(plan.build), plan.build, clusterObjectKinds())
+	built, err := s.startShareCache(ctx, "", clusterNames(plan.build), plan.build, s.kinds.Owned)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cache the objects of the share's Clusters; they wait")
 		return
@@ -579,9 +566,4 @@ func clientGVK(scheme *runtime.Scheme, obj runtime.Object) (schema.GroupVersionK
 		return schema.GroupVersionKind{}, fmt.Errorf("kind of %T: %w", obj, err)
 	}
 	return kinds[0], nil
-}
-
-// clusterWake is a Cluster to reconcile, as the Sharding wakes carry it.
-func clusterWake(key types.NamespacedName) event.GenericEvent {
-	return event.GenericEvent{Object: &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 }

@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"errors"
@@ -30,8 +30,7 @@ var errNotJoined = errors.New("not a member of the operator's replicas yet")
 
 // HoldsShare is the readiness check (a healthz.Checker) of a sharded replica: nil once it has held its share
 // since it started, or once ReadyWithin (shareReadyWithin when zero) passed since it joined.
-func (s *Sharding) HoldsShare(_ *http.Request) error {
-	s.init()
+func (s *Member) HoldsShare(_ *http.Request) error {
 	s.mu.Lock()
 	if s.heldShare {
 		s.mu.Unlock()
@@ -49,7 +48,7 @@ func (s *Sharding) HoldsShare(_ *http.Request) error {
 	}
 	uncached := 0
 	for _, key := range assigned {
-		if !s.covers(key) {
+		if !s.Covers(key) {
 			uncached++
 		}
 	}
@@ -84,7 +83,7 @@ func shareHeld(rounds, assigned, pending, uncached int) error {
 
 // recordShareLocked keeps what a round gave this replica, for HoldsShare: the Clusters assigned to it, and
 // how many of them it does not reconcile yet. s.mu must be held.
-func (s *Sharding) recordShareLocked(assigned []types.NamespacedName, notTakenOver int) {
+func (s *Member) recordShareLocked(assigned []types.NamespacedName, notTakenOver int) {
 	s.rounds++
 	s.assignedSelf = assigned
 	s.notTakenOver = notTakenOver

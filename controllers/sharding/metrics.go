@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

@@ -2,127 +2,23 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
-	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
 
-// SetupWithManager registers the reconciler and its watches. Every watch maps a change to the Clusters it
-// affects, and only those: a Target's change wakes the Clusters whose Pipelines select it, a Secret's the
-// Clusters whose targets use a profile that references it, that select an Output or Input taking a value
-// from it, or that own it. Status-only changes (mostly the operator's own writes) wake nothing.
-func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.OperatorNamespace == "" {
-		r.OperatorNamespace = runningNamespace()
-	}
-	r.wakes = newWakes()
-	r.streams = collector.NewStreams(r.wakes.soon)
-	// Secrets that targets use are read through a content cache checked against the metadata watch below.
-	r.credentials = &credentials.Keeper{Client: r.Client, Reader: credentials.NewSecretReader(r.APIReader, mgr.GetCache()),
-		Scheme: r.Scheme, Recorder: r.Recorder, Now: r.Now}
-	if err := mgr.Add(r.streams); err != nil {
-		return fmt.Errorf("add collector event streams: %w", err)
-	}
-	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
-	options := controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}
-	shardWakes := make(<-chan event.GenericEvent)
-	b := ctrl.NewControllerManagedBy(mgr).
-		For(&operatorv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	if r.Sharding != nil {
-		// Sharded, every replica reconciles its share: none waits for leader election, and each caches and
-		// watches only its share's objects (shard_cache.go).
-		options.NeedLeaderElection = ptr.To(false)
-		shardWakes = r.Sharding.Wakes()
-		if err := r.Sharding.cacheShare(mgr, r); err != nil {
-			return err
-		}
-		r.Sharding.ready = informersSynced(mgr.GetCache(), managerCacheKinds()...)
-		r.Sharding.takeOver = r.takeOver
-		// Status changes reconcile nothing (the Cluster watch wants a new generation), but a drain must start
-		// a round: the round takes the drained Cluster over.
-		clusters, err := mgr.GetCache().GetInformer(context.Background(), &operatorv1alpha1.Cluster{})
-		if err != nil {
-			return fmt.Errorf("watch Clusters for handovers: %w", err)
-		}
-		if _, err := clusters.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: r.Sharding.noticeHandover}); err != nil {
-			return fmt.Errorf("watch Clusters for handovers: %w", err)
-		}
-		if err := mgr.Add(r.Sharding); err != nil {
-			return fmt.Errorf("add operator sharding: %w", err)
-		}
-		b = b.WatchesRawSource(shareSource{share: r.Sharding.share,
-			watches: r.shareWatches(mgr, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))})
-	} else {
-		b = b.Owns(&appsv1.StatefulSet{}).
-			Owns(&corev1.Service{}).
-			Owns(&corev1.ConfigMap{}).
-			Owns(&policyv1.PodDisruptionBudget{}).
-			Owns(&networkingv1.NetworkPolicy{}).
-			Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
-			Watches(&operatorv1alpha1.Target{}, r.wakes.bursts(r.clustersOfTarget), specOrLabels)
-	}
-	return b.
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfNode), builder.WithPredicates(nodeAvailabilityChanged())).
-		Watches(&operatorv1alpha1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&operatorv1alpha1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindSubscription)), specOrLabels).
-		Watches(&operatorv1alpha1.Output{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindOutput)), specOrLabels).
-		Watches(&operatorv1alpha1.Input{}, handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selection.KindInput)), specOrLabels).
-		Watches(&operatorv1alpha1.TargetProfile{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfProfile), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret)).
-		WatchesRawSource(r.wakes).
-		WatchesRawSource(source.Channel(shardWakes, &handler.EnqueueRequestForObject{})).
-		WithOptions(options).
-		Named("cluster").
-		Complete(r)
-}
-
-// managerCacheKinds are the kinds a sharded Cluster controller watches through the manager's cache; the
-// objects of its share come from the share's caches (shard_cache.go).
-func managerCacheKinds() []client.Object {
-	secrets := &metav1.PartialObjectMetadata{}
-	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return []client.Object{&operatorv1alpha1.Cluster{}, &corev1.Node{}, &operatorv1alpha1.Pipeline{},
-		&operatorv1alpha1.Subscription{}, &operatorv1alpha1.Output{}, &operatorv1alpha1.Input{},
-		&operatorv1alpha1.TargetProfile{}, secrets}
-}
-
-// informersSynced returns a wait for the informers of kinds in c: each is started if it was not, and the wait
-// returns once all have synced.
-func informersSynced(c cache.Cache, kinds ...client.Object) func(context.Context) error {
-	return func(ctx context.Context) error {
-		for _, obj := range kinds {
-			if _, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(true)); err != nil {
-				return fmt.Errorf("sync the %T informer: %w", obj, err)
-			}
-		}
-		return nil
-	}
-}
+// Each watch maps a change to the Clusters it affects, and only those (setup.go has the table of watches).
 
 func requests(namespace string, clusters ...string) []reconcile.Request {
 	seen := map[string]bool{}

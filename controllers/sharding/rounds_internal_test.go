@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func memberLease(holder string, renewed time.Time, annotations map[string]string
 }
 
 // kicked drains the round request, if any.
-func kicked(s *Sharding) bool {
+func kicked(s *Member) bool {
 	select {
 	case <-s.kick:
 		return true
@@ -32,10 +32,9 @@ func kicked(s *Sharding) bool {
 
 // A change of membership (a member joins, leaves, is marked dead or goes) asks for an assignment round at
 // once: waiting for the next tick would add up to a third of the Lease duration to every takeover.
-func TestShardingObserveAsksForARoundWhenMembershipChanges(t *testing.T) {
+func TestObserveAsksForARoundWhenMembershipChanges(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := &Sharding{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}
-	s.init()
+	s := newMember(Options{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}, nil, nil)
 
 	steps := []struct {
 		name  string
@@ -94,8 +93,7 @@ func TestNoticeHandoverAsksForARoundWhenAClustersOwnershipChanges(t *testing.T) 
 		{"another status field", owned("a", 1, false), statusOnly, false},
 		{"unowned still", owned("", 0, false), owned("", 0, false), false},
 	} {
-		s := &Sharding{}
-		s.init()
+		s := newMember(Options{}, nil, nil)
 		s.noticeHandover(tc.old, tc.new)
 		if got := kicked(s); got != tc.want {
 			t.Errorf("%s: asked for a round %v, want %v", tc.name, got, tc.want)

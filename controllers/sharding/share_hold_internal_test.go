@@ -1,4 +1,4 @@
-package controllers
+package sharding
 
 import (
 	"context"
@@ -22,10 +22,9 @@ func TestReassignHoldsTheCachesShareBackWhileTakeoversAreWritten(t *testing.T) {
 		return c
 	}
 	release := make(chan struct{})
-	s := &Sharding{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now },
-		Clusters: store{clusters: []operatorv1alpha1.Cluster{cluster("mine", "self"), cluster("theirs", "gone")}},
-		takeOver: func(context.Context, *operatorv1alpha1.Cluster) error { <-release; return nil }}
-	s.init()
+	s := newMember(Options{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}, nil,
+		store{clusters: []operatorv1alpha1.Cluster{cluster("mine", "self"), cluster("theirs", "gone")}})
+	s.takeOver = func(context.Context, *operatorv1alpha1.Cluster) error { <-release; return nil }
 	s.share = testShareCaches(t)
 	s.leasesSynced = true
 	s.self = shard.Lease{Holder: "self", RenewTime: now, Duration: 6 * time.Second}
