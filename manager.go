@@ -16,8 +16,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
 	"github.com/gnmic-operator/gnmic-operator/controllers/balancer"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
@@ -56,7 +56,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("add ready check: %w", err)
 	}
 
-	reconciler := &controllers.ClusterReconciler{
+	reconciler := &cluster.Reconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Scheme:                  mgr.GetScheme(),
@@ -147,7 +147,7 @@ func managerOptions(o options) ctrl.Options {
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.gracefulShutdownTime,
 	}
-	opts.Cache = cache.Options{ByObject: controllers.CacheByObject()}
+	opts.Cache = cache.Options{ByObject: cluster.CacheByObject()}
 	if o.sharding {
 		opts.Cache.ByObject = sharding.CacheByObject(opts.Cache.ByObject)
 	}

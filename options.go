@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
@@ -57,10 +57,10 @@ func defaultOptions() options {
 		maxConcurrentRecons:   4,
 		gracefulShutdownTime:  30 * time.Second,
 		collectorPollInterval: 60 * time.Second,
-		collectorBatchSize:    controllers.DefaultBatchSize,
-		handoverDropTimeout:   controllers.DefaultDropTimeout,
-		collectorRepairAfter:  controllers.DefaultRepairAfter,
-		collectorSilence:      controllers.DefaultCollectorSilence,
+		collectorBatchSize:    cluster.DefaultBatchSize,
+		handoverDropTimeout:   cluster.DefaultDropTimeout,
+		collectorRepairAfter:  cluster.DefaultRepairAfter,
+		collectorSilence:      cluster.DefaultCollectorSilence,
 		shardLeaseDuration:    15 * time.Second,
 		metricsAPI:            metricsadapter.DefaultOptions(),
 	}

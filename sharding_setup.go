@@ -7,7 +7,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 )
 
@@ -29,7 +29,7 @@ func newShardMember(mgr ctrl.Manager, o options) (*sharding.Member, error) {
 		pod = host
 	}
 	opts := sharding.Options{Namespace: namespace, Identity: sharding.NewIdentity(pod), Pod: knownPod,
-		LeaseDuration: o.shardLeaseDuration, Share: controllers.ShareKinds()}
+		LeaseDuration: o.shardLeaseDuration, Share: cluster.ShareKinds()}
 	if o.watchNamespace != "" {
 		for _, ns := range strings.Split(o.watchNamespace, ",") {
 			opts.WatchNamespaces = append(opts.WatchNamespaces, strings.TrimSpace(ns))

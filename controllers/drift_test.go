@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 )
 
@@ -167,7 +167,7 @@ var _ = Describe("Collector TLS transports", func() {
 	)
 	BeforeEach(func() {
 		dialer = &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(), IdleTransportTimeout: 2 * time.Second}
-		op = startOperatorPolling(busyPoll, func(r *controllers.ClusterReconciler) { r.Dialer = dialer })
+		op = startOperatorPolling(busyPoll, func(r *cluster.Reconciler) { r.Dialer = dialer })
 	})
 	AfterEach(func() { op.Stop() })
 
@@ -282,7 +282,7 @@ type ownedWrites struct {
 var ownedKinds = map[string]bool{"StatefulSet": true, "Service": true, "ConfigMap": true, "PodDisruptionBudget": true, "NetworkPolicy": true}
 
 // count wraps the reconciler's client so that its writes of owned objects are counted.
-func (w *ownedWrites) count(r *controllers.ClusterReconciler) {
+func (w *ownedWrites) count(r *cluster.Reconciler) {
 	record := func(verb string, obj client.Object) {
 		gvk, err := apiutil.GVKForObject(obj, scheme)
 		if err != nil || !ownedKinds[gvk.Kind] {

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 )
 
 var _ = Describe("Cluster reconciler, reporting what it really does", func() {
@@ -155,7 +155,7 @@ var _ = Describe("Cluster reconciler, when a pod looks ready but cannot serve", 
 	// The grace period runs from the collector's first unanswered request, as it runs from a pod's last
 	// transition to unready.
 	It("moves the targets of a pod whose collector stopped answering, once it was silent and after the grace period", func() {
-		op = startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.CollectorSilence = time.Second })
+		op = startOperatorPolling(2*time.Second, func(r *cluster.Reconciler) { r.CollectorSilence = time.Second })
 		f := newFleet(2, nil, "3s")
 		f.addTargets(0, 10)
 		held := f.converged(10, 0)

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -135,7 +135,7 @@ func startLoadOperator(api *loadAPICounter, poll time.Duration) *operator {
 		return loadRoundTripper{next: rt, count: api.count}
 	}
 	mgr := newManager(counted)
-	r := &controllers.ClusterReconciler{
+	r := &cluster.Reconciler{
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
 		Scheme:       scheme,

@@ -25,7 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
@@ -251,7 +251,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
-		Cache:                         cache.Options{ByObject: controllers.CacheByObject()},
+		Cache:                         cache.Options{ByObject: cluster.CacheByObject()},
 		Logger:                        ctrl.Log,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		LeaderElection:                true,
@@ -262,7 +262,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 	Expect(err).NotTo(HaveOccurred())
 	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).To(Succeed())
 	Expect(startBalancer(mgr)).To(Succeed())
-	return runOperator(mgr, &controllers.ClusterReconciler{
+	return runOperator(mgr, &cluster.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
 		Scheme:            scheme,

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -50,7 +50,7 @@ var _ = Describe("Cluster reconciler with collectors that behave like gNMIc", fu
 		Expect(col.Dropped()).To(BeZero(), "the operator overflowed the collector's change buffer")
 		for _, a := range col.Applied() {
 			changes := len(a.Changes.Targets.Added) + len(a.Changes.Targets.Removed) + len(a.Changes.Targets.Changed)
-			Expect(changes).To(BeNumerically("<=", controllers.DefaultBatchSize), "one apply carried %d target changes", changes)
+			Expect(changes).To(BeNumerically("<=", cluster.DefaultBatchSize), "one apply carried %d target changes", changes)
 		}
 		GinkgoWriter.Printf("300 targets reached the collector in %d applies\n", col.ApplyCount())
 		Expect(col.ApplyCount()).To(BeNumerically(">=", 3))
@@ -61,7 +61,7 @@ var _ = Describe("Cluster reconciler with collectors that behave like gNMIc", fu
 	})
 
 	It("repairs the targets a collector dropped, and says so", func() {
-		op = startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) {
+		op = startOperatorPolling(2*time.Second, func(r *cluster.Reconciler) {
 			r.BatchSize = 100
 			r.RepairAfter = time.Second
 		})
@@ -271,7 +271,7 @@ func watchTargetStatuses(f *fleet, judge func(name string, st operatorv1alpha1.T
 
 var _ = Describe("Cluster reconciler, when a collector loses its configuration behind the operator's back", func() {
 	It("sends it its targets again, in batches, and says so", func() {
-		op := startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.RepairAfter = time.Second })
+		op := startOperatorPolling(2*time.Second, func(r *cluster.Reconciler) { r.RepairAfter = time.Second })
 		defer op.Stop()
 		f := newFleetOf(1, fakecollector.Realistic())
 		f.addTargets(0, 120)
@@ -297,7 +297,7 @@ var _ = Describe("Cluster reconciler, when a collector loses its configuration b
 
 var _ = Describe("Cluster reconciler, when a pod terminates with its collector still running", func() {
 	It("starts the pod's targets elsewhere only once its collector stops, or after the drop timeout", func() {
-		op := startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.DropTimeout = 4 * time.Second })
+		op := startOperatorPolling(2*time.Second, func(r *cluster.Reconciler) { r.DropTimeout = 4 * time.Second })
 		defer op.Stop()
 		f := newFleet(2, nil, "")
 		f.addTargets(0, 10)

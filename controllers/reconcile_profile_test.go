@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 )
 
@@ -48,7 +48,7 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 		fast := rest.CopyConfig(cfg)
 		fast.QPS, fast.Burst = 2000, 4000
 		mgr := newManager(fast)
-		r := &controllers.ClusterReconciler{
+		r := &cluster.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme,
 			Recorder: mgr.GetEventRecorderFor("gnmic-operator"),
 			Dialer:   &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},

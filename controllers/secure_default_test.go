@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
@@ -118,7 +118,7 @@ var _ = Describe("Secure by default", func() {
 
 	Context("the NetworkPolicy of a Cluster", func() {
 		BeforeEach(func() {
-			op = startOperatorPolling(2*time.Second, func(r *controllers.ClusterReconciler) { r.OperatorNamespace = operatorNamespace })
+			op = startOperatorPolling(2*time.Second, func(r *cluster.Reconciler) { r.OperatorNamespace = operatorNamespace })
 		})
 
 		It("admits only the operator's pods to the REST API and anyone to the outputs' listening ports, and is restored after an edit", func() {

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
@@ -177,10 +177,10 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	}
 	// As the operator wires a sharded replica (manager.go).
 	member, err := sharding.New(mgr, sharding.Options{Namespace: namespace, Identity: m.identity, Pod: m.pod,
-		LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter, Share: controllers.ShareKinds()})
+		LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter, Share: cluster.ShareKinds()})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(mgr.Add(member)).To(Succeed())
-	r := &controllers.ClusterReconciler{
+	r := &cluster.Reconciler{
 		Client: member.Client(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Scheme: scheme,
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
 		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(), UserAgent: collector.MemberUserAgent(m.identity)},
@@ -205,7 +205,7 @@ func newShardedManager(restConfig *rest.Config) ctrl.Manager {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
-		Cache:                  cache.Options{ByObject: sharding.CacheByObject(controllers.CacheByObject())},
+		Cache:                  cache.Options{ByObject: sharding.CacheByObject(cluster.CacheByObject())},
 		Logger:                 ctrl.Log,
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},

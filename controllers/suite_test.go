@@ -27,7 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers"
+	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/test/testenv"
 )
@@ -124,7 +124,7 @@ func startOperator() *operator { return startOperatorPolling(2 * time.Second) }
 
 // startOperatorPolling is startOperator with another collector poll interval, and with the reconciler's
 // settings changed by configure.
-func startOperatorPolling(poll time.Duration, configure ...func(*controllers.ClusterReconciler)) *operator {
+func startOperatorPolling(poll time.Duration, configure ...func(*cluster.Reconciler)) *operator {
 	mgr := newManager(cfg)
 	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}, targetStatus: map[string]int64{}}
 	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
@@ -153,7 +153,7 @@ func startOperatorPolling(poll time.Duration, configure ...func(*controllers.Clu
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	})
-	r := &controllers.ClusterReconciler{
+	r := &cluster.Reconciler{
 		Client:       counted,
 		APIReader:    mgr.GetAPIReader(),
 		Scheme:       scheme,
@@ -174,7 +174,7 @@ func newManager(restConfig *rest.Config) ctrl.Manager {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{ByObject: controllers.CacheByObject()},
+		Cache:   cache.Options{ByObject: cluster.CacheByObject()},
 		Logger:  ctrl.Log,
 		// Every operator instance in a test must start from what the API says, not from a previous one.
 		HealthProbeBindAddress: "0",
@@ -186,7 +186,7 @@ func newManager(restConfig *rest.Config) ctrl.Manager {
 }
 
 // runOperator sets the reconciler up with the manager and runs it until the operator's Stop.
-func runOperator(mgr ctrl.Manager, r *controllers.ClusterReconciler) *operator {
+func runOperator(mgr ctrl.Manager, r *cluster.Reconciler) *operator {
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)
 	done := make(chan struct{})

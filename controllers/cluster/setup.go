@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"fmt"
@@ -22,6 +22,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	selectionkind "github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
@@ -85,7 +86,7 @@ type watch struct {
 // only those: a Target's change wakes the Clusters whose Pipelines select it, a Secret's the Clusters whose
 // targets use a profile that references it, that select an Output or Input taking a value from it, or that own
 // it. Status-only changes (mostly the operator's own writes) wake nothing.
-func (r *ClusterReconciler) watches(mgr ctrl.Manager) []watch {
+func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &operatorv1alpha1.Cluster{},
 		handler.OnlyControllerOwner())
 	generation := []predicate.Predicate{predicate.GenerationChangedPredicate{}}
@@ -121,7 +122,7 @@ func (r *ClusterReconciler) watches(mgr ctrl.Manager) []watch {
 // watches of its kinds and its wakes, and adds the collector event streams it follows to the manager. Under
 // sharding every replica reconciles its share: none waits for leader election, and the objects of the share
 // come from sharding's caches (Sharding.Serve).
-func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.OperatorNamespace == "" {
 		r.OperatorNamespace = runningNamespace()
 	}
@@ -131,6 +132,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Secrets that targets use are read through a content cache checked against the metadata watch.
 	r.credentials = &credentials.Keeper{Client: r.Client, Reader: credentials.NewSecretReader(r.APIReader, mgr.GetCache()),
 		Scheme: r.Scheme, Recorder: r.Recorder, Now: r.Now}
+	r.owned = owned.Writer{Client: r.Client, Live: r.APIReader, Scheme: r.Scheme}
 	r.turns = soleReplica{}
 	if r.Sharding != nil {
 		r.turns = r.Sharding

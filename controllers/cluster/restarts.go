@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // collector never retries a failed start by itself. Restarts are spaced by a backoff per target; the result
 // is when the next one falls due (zero when none waits). The collector answers a restart before trying it,
 // so its success shows only in a later read of the collector's state.
-func (r *ClusterReconciler) restartFailedTargets(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
+func (r *Reconciler) restartFailedTargets(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	runtimes collectorRuntimes, pushed pushResults) time.Time {
 	logger := log.FromContext(ctx)
 	now := r.now()

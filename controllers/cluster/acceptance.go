@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 // namespace (present while its collectors refuse a configuration the object is blamed for), drops entries of
 // Clusters that no longer exist, and sets each object's Accepted condition from the list, and the
 // SecretsResolved condition of those with spec.secretRefs (cluster_secret_refs.go).
-func (r *ClusterReconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
+func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
 	if w.renderErr != nil {
 		return nil // which objects the Cluster sends is not known
 	}
@@ -77,7 +77,7 @@ func (r *ClusterReconciler) reportOutputsAndInputs(ctx context.Context, cluster 
 
 // removeFromRejections removes a deleted Cluster's entries from the rejectedBy lists of the namespace's Outputs
 // and Inputs, writing those that had one.
-func (r *ClusterReconciler) removeFromRejections(ctx context.Context, deleted types.NamespacedName) error {
+func (r *Reconciler) removeFromRejections(ctx context.Context, deleted types.NamespacedName) error {
 	namespace, cluster := deleted.Namespace, deleted.Name
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
@@ -93,7 +93,7 @@ func (r *ClusterReconciler) removeFromRejections(ctx context.Context, deleted ty
 
 // writeAcceptance applies update to the status of every Output and Input, and writes those whose status
 // changed: an unchanged fleet costs no write.
-func (r *ClusterReconciler) writeAcceptance(ctx context.Context, outputs []operatorv1alpha1.Output,
+func (r *Reconciler) writeAcceptance(ctx context.Context, outputs []operatorv1alpha1.Output,
 	inputs []operatorv1alpha1.Input, update func(acceptance)) error {
 	for i := range outputs {
 		o := &outputs[i]

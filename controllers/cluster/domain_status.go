@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 
 // reportDomains writes status.domains and the DomainsPlaced and DomainFallback conditions of a Cluster with
 // domains, and removes them from a Cluster without.
-func (r *ClusterReconciler) reportDomains(cluster *operatorv1alpha1.Cluster, w *world) {
+func (r *Reconciler) reportDomains(cluster *operatorv1alpha1.Cluster, w *world) {
 	st := &cluster.Status
 	if w.split == nil {
 		st.Domains = nil

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -17,13 +16,13 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
-	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
-// ClusterReconciler runs a Cluster: its collector workload, the placement of its targets on collector pods,
+// Reconciler runs a Cluster: its collector workload, the placement of its targets on collector pods,
 // the configuration each pod receives, and the status of the Cluster and of its Targets.
-type ClusterReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader reads Secrets straight from the API server: the operator caches only their metadata.
 	APIReader client.Reader
@@ -61,6 +60,8 @@ type ClusterReconciler struct {
 	// (controllers/sharding); nil: it reconciles every Cluster (under leader election).
 	Sharding Sharding
 
+	// owned writes the objects a Cluster owns; made by SetupWithManager.
+	owned owned.Writer
 	// turns answers, Cluster by Cluster, whether this replica reconciles it and may push now: Sharding, or
 	// soleReplica without it.
 	turns turns
@@ -70,7 +71,7 @@ type ClusterReconciler struct {
 
 // Reconcile is one pass over a Cluster: observe, place, read what the collectors run, push each one handover
 // step, mark the pods configured, restart failed targets, then report — each step in its own file.
-func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 
 	var cluster operatorv1alpha1.Cluster
@@ -151,83 +152,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
-// followCollectors keeps an event stream open to every collector pod the operator pushes to: their events
-// (a target started, failed or removed) wake the Cluster.
-func (r *ClusterReconciler) followCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) {
-	if r.streams == nil {
-		return
-	}
-	var ready []*corev1.Pod
-	for _, o := range ordinals {
-		if p := w.pods[o]; p != nil {
-			ready = append(ready, p)
-		}
-	}
-	c, tlsConfig := cluster.DeepCopy(), w.clientTLS()
-	r.streams.Track(ctx, client.ObjectKeyFromObject(cluster), ready, func(p *corev1.Pod) (*gnmic.Client, error) {
-		return r.Dialer.StreamClient(c, p, tlsConfig)
-	})
-}
-
-func (r *ClusterReconciler) now() time.Time {
+func (r *Reconciler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
 	}
 	return time.Now()
-}
-
-// nextLook is when the Cluster must be looked at again although nothing in the API changed: when a pod's
-// grace period ends, when a domain's waiting pods reach their startup timeout, when a failed target may be restarted, when a handover wait times out or a repair falls
-// due, soon while collectors still work off what they were sent, or the collector polling backstop.
-func (r *ClusterReconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
-	silenceEnds, domainBlocks time.Time) time.Duration {
-	next := r.pollInterval()
-	if anyStarting(runtimes, pushed) {
-		next = min(next, startingLook)
-	}
-	if len(pushed.applyingPods()) > 0 {
-		// Collectors' events wake the Cluster as they act; this is the backstop for dropped events.
-		next = min(next, applyingLook)
-	}
-	now := r.now()
-	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook, silenceEnds, domainBlocks} {
-		if !at.IsZero() {
-			next = min(next, max(at.Sub(now), 100*time.Millisecond))
-		}
-	}
-	return max(next, 100*time.Millisecond)
-}
-
-// pollInterval is how often every collector is read when nothing else happens.
-func (r *ClusterReconciler) pollInterval() time.Duration {
-	if r.PollInterval == 0 {
-		return 60 * time.Second
-	}
-	return r.PollInterval
-}
-
-// applyingLook is how soon a Cluster whose collectors still work off their changes is looked at again when no
-// collector event wakes it first.
-const applyingLook = time.Second
-
-// startingLook is how soon a Cluster with targets still starting is looked at again when no collector event
-// wakes it first.
-const startingLook = 5 * time.Second
-
-// anyStarting tells whether a target sent to a collector is on its way to collecting: not listed yet, or
-// listed and starting. A failed target's restart schedules its own look; a running target that does not
-// collect (a lost device, a stopped subscription) changes through the collector's events and the poll.
-func anyStarting(runtimes collectorRuntimes, pushed pushResults) bool {
-	for ordinal, pp := range pushed.pods {
-		if !pp.considered {
-			continue
-		}
-		for _, name := range pp.step.Send {
-			st, ok := runtimes.runs(ordinal, name)
-			if !ok || st.State == gnmic.StateStarting || st.State == "" {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"sync"
@@ -26,13 +26,12 @@ type remembered struct {
 	credentials *credentials.Keeper
 	// wakes keeps each Cluster's burst window.
 	wakes *wakes
-	// nodesMissing is since when each Node that collector pods name was first seen missing, shared by every
-	// Cluster with pods on it; an entry goes when the Node is seen again.
-	nodesMissing sync.Map
+	// nodes are the Nodes seen missing, not a Cluster's: an entry goes when its Node is seen again.
+	nodes nodeLosses
 }
 
 // forget drops everything the reconciler remembers of a Cluster, and its metrics.
-func (r *ClusterReconciler) forget(cluster types.NamespacedName) {
+func (r *Reconciler) forget(cluster types.NamespacedName) {
 	r.memories.Delete(cluster)
 	r.ledger.ForgetCluster(cluster)
 	r.streams.Forget(cluster)
@@ -45,7 +44,7 @@ func (r *ClusterReconciler) forget(cluster types.NamespacedName) {
 // Every event of a Cluster another replica owns comes here: it returns at once when the Cluster's memory is
 // not held, since a reconcile makes the memory before it opens collector streams or records what the
 // collectors acknowledged.
-func (r *ClusterReconciler) letGo(cluster types.NamespacedName) {
+func (r *Reconciler) letGo(cluster types.NamespacedName) {
 	if _, held := r.memories.Load(cluster); !held {
 		return
 	}

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 
 // refusingPods are the ready pods that placement leaves out because they have refused their configuration
 // for longer than the grace period, with since when.
-func (r *ClusterReconciler) refusingPods(memory *clusterMemory, w *world, ready []int, grace time.Duration) map[int]time.Time {
+func (r *Reconciler) refusingPods(memory *clusterMemory, w *world, ready []int, grace time.Duration) map[int]time.Time {
 	return rejection.Exclude(rejection.Pods{Ready: ready, RefusingSince: refusingByOrdinal(memory, w), Grace: grace,
 		Now: r.now()}).Excluded
 }
@@ -53,7 +53,7 @@ func withoutRefusing(ready []int, refusing map[int]time.Time) []int {
 // again within a poll interval while a pod left out still refuses, to notice soon when it accepts: a refusing
 // pod's push fails at every reconcile, and controller-runtime backs the retries of a failing reconcile off
 // exponentially (up to 16 minutes), which would notice either late.
-func (r *ClusterReconciler) trackRefusals(key types.NamespacedName, memory *clusterMemory, plan placementPlan, results pushResults) {
+func (r *Reconciler) trackRefusals(key types.NamespacedName, memory *clusterMemory, plan placementPlan, results pushResults) {
 	outcomes := make(map[types.UID]rejection.Outcome, len(results.pods))
 	for _, pp := range results.pods {
 		outcomes[pp.pod.UID] = pushOutcome(pp)
@@ -83,7 +83,7 @@ func (r *ClusterReconciler) trackRefusals(key types.NamespacedName, memory *clus
 
 // refusingRetry is how often a pod left out of placement for refusing is tried again at least: the collector
 // poll interval (zero means 60s, as for the poll).
-func (r *ClusterReconciler) refusingRetry() time.Duration {
+func (r *Reconciler) refusingRetry() time.Duration {
 	if r.PollInterval > 0 {
 		return r.PollInterval
 	}

@@ -1,19 +1,11 @@
-package controllers
+package cluster
 
 import (
-	"context"
-	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
 	"github.com/gnmic-operator/gnmic-operator/internal/balance"
 	"github.com/gnmic-operator/gnmic-operator/internal/domains"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
@@ -45,7 +37,7 @@ type domainPods struct {
 // A domain waits from its oldest not-started pod, and goes on waiting while any of its pods has not started,
 // including desired pods that do not exist (domains.WaitingSince): recreating a pod does not restart the
 // startup timeout.
-func (r *ClusterReconciler) splitOverDomains(cluster *operatorv1alpha1.Cluster, w *world) error {
+func (r *Reconciler) splitOverDomains(cluster *operatorv1alpha1.Cluster, w *world) error {
 	now := r.now()
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	if len(cluster.Spec.Domains) == 0 {
@@ -142,80 +134,6 @@ func domainInput(cluster *operatorv1alpha1.Cluster) domains.Input {
 		in.Domains = append(in.Domains, domains.Domain{Name: d.Name, Min: minimum, Max: maximum})
 	}
 	return in
-}
-
-// ensureStatefulSets makes the Cluster's StatefulSets match the spec: the one named after the Cluster without
-// domains, one per domain with the replicas the split gives it otherwise. A StatefulSet the Cluster owns and
-// no longer wants (domains added, removed or renamed) is deleted; its pods' targets are placed elsewhere like
-// those of any pod that is gone.
-func (r *ClusterReconciler) ensureStatefulSets(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
-	var want []*appsv1.StatefulSet
-	if w.split == nil {
-		want = append(want, workload.StatefulSet(cluster, workload.Options{}))
-	} else {
-		for i, a := range w.split.result.Domains {
-			want = append(want, workload.DomainStatefulSet(cluster, i, int32(a.Desired), workload.Options{}))
-		}
-	}
-	keep := map[string]bool{}
-	for _, sts := range want {
-		keep[sts.Name] = true
-		if err := r.refuseAnotherClustersStatefulSet(ctx, cluster, sts.Name); err != nil {
-			return err
-		}
-		if w.apiTLS != nil {
-			sts.Spec.Template.Annotations[credentials.APITLSChecksumAnnotation] = w.apiTLS.Checksum
-		}
-		if err := ensureOwned(ctx, r, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
-			have.Spec = want.Spec
-		}); err != nil {
-			return err
-		}
-	}
-	return r.deleteUnwantedStatefulSets(ctx, cluster, keep)
-}
-
-// refuseAnotherClustersStatefulSet fails when the StatefulSet the Cluster wants is controlled by another
-// Cluster: Cluster "a" with domain "b" and Cluster "a-b" both name theirs "a-b". Rewriting it would fail (a
-// StatefulSet's selector cannot change) with an error that does not say why; the event says why. A
-// StatefulSet controlled by a Cluster of the same name (deleted and created again, its StatefulSet not
-// collected yet) is taken over as before.
-func (r *ClusterReconciler) refuseAnotherClustersStatefulSet(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string) error {
-	var have appsv1.StatefulSet
-	err := r.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, &have)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("get statefulset %s: %w", name, err)
-	}
-	owner := metav1.GetControllerOf(&have)
-	if owner == nil || owner.Kind != "Cluster" || owner.Name == cluster.Name {
-		return nil
-	}
-	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventStatefulSetNameTaken,
-		"StatefulSet %s belongs to Cluster %s: rename the domain (or that Cluster)", name, owner.Name)
-	return fmt.Errorf("statefulset %s belongs to cluster %s, not to %s", name, owner.Name, cluster.Name)
-}
-
-// deleteUnwantedStatefulSets deletes the StatefulSets the Cluster controls whose names are not in keep.
-func (r *ClusterReconciler) deleteUnwantedStatefulSets(ctx context.Context, cluster *operatorv1alpha1.Cluster, keep map[string]bool) error {
-	var list appsv1.StatefulSetList
-	if err := r.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingLabels(workload.Labels(cluster))); err != nil {
-		return fmt.Errorf("list statefulsets of cluster %s: %w", cluster.Name, err)
-	}
-	for i := range list.Items {
-		sts := &list.Items[i]
-		owner := metav1.GetControllerOf(sts)
-		if keep[sts.Name] || owner == nil || owner.UID != cluster.UID || !sts.DeletionTimestamp.IsZero() {
-			continue
-		}
-		log.FromContext(ctx).Info("deleting", "kind", "StatefulSet", "name", sts.Name, "why", "no domain of the Cluster runs it")
-		if err := r.Delete(ctx, sts); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete statefulset %s: %w", sts.Name, err)
-		}
-	}
-	return nil
 }
 
 // domainBlockAt is when a domain's waiting pods reach the startup timeout (zero without domains, a fallback or

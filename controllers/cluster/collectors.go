@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -46,7 +47,7 @@ func pushablePods(w *world, plan placementPlan) []int {
 // readCollectors gives what the collector of every pod the operator pushes to runs. Only the collector's own
 // state proves that a change was acted on (an apply is acknowledged before it is), so a collector is asked
 // unless its last answer still holds (unchangedCollector).
-func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
+func (r *Reconciler) readCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
 	out := collectorRuntimes{}
 	var ask []int
 	for _, ordinal := range ordinals {
@@ -66,7 +67,7 @@ func (r *ClusterReconciler) readCollectors(ctx context.Context, cluster *operato
 // announced no change since it was read, the collector had nothing outstanding then (it ran exactly what it
 // acknowledged, nothing still starting), and the answer is younger than the poll interval. A steady fleet is
 // then read once per poll, and a reconcile caused by one collector's events reads that collector alone.
-func (r *ClusterReconciler) unchangedCollector(pod *corev1.Pod) (collector.Runtime, bool) {
+func (r *Reconciler) unchangedCollector(pod *corev1.Pod) (collector.Runtime, bool) {
 	if r.streams == nil || pod == nil {
 		return collector.Runtime{}, false
 	}
@@ -81,7 +82,7 @@ func (r *ClusterReconciler) unchangedCollector(pod *corev1.Pod) (collector.Runti
 }
 
 // askCollectors asks the collectors of the pods which targets they run; one that cannot be read is left out.
-func (r *ClusterReconciler) askCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
+func (r *Reconciler) askCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) collectorRuntimes {
 	logger := log.FromContext(ctx)
 	out := collectorRuntimes{}
 	for _, ordinal := range ordinals {
@@ -113,7 +114,7 @@ func (r *ClusterReconciler) askCollectors(ctx context.Context, cluster *operator
 // running for its termination grace period after its deletion, and a target it runs must not start
 // elsewhere before it stops (or the drop timeout passes). Their collectors are read, never pushed; one that
 // cannot be read holds what it ran or was sent last.
-func (r *ClusterReconciler) heldByTerminatingPods(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) []string {
+func (r *Reconciler) heldByTerminatingPods(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) []string {
 	var held []string
 	for _, pod := range w.terminating {
 		if ready, _ := podReadiness(pod); !ready {
@@ -137,7 +138,7 @@ func (r *ClusterReconciler) heldByTerminatingPods(ctx context.Context, cluster *
 
 // rereadPushed reads again the collectors this reconcile pushed to, so that the statuses it writes show what
 // they run after the push: targets a collector starts at once are reported running in one write.
-func (r *ClusterReconciler) rereadPushed(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
+func (r *Reconciler) rereadPushed(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	runtimes collectorRuntimes, pushed pushResults) {
 	var ordinals []int
 	for ordinal, pp := range pushed.pods {
@@ -163,4 +164,22 @@ func setOf(names []string) map[string]bool {
 		s[n] = true
 	}
 	return s
+}
+
+// followCollectors keeps an event stream open to every collector pod the operator pushes to: their events
+// (a target started, failed or removed) wake the Cluster.
+func (r *Reconciler) followCollectors(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, ordinals []int) {
+	if r.streams == nil {
+		return
+	}
+	var ready []*corev1.Pod
+	for _, o := range ordinals {
+		if p := w.pods[o]; p != nil {
+			ready = append(ready, p)
+		}
+	}
+	c, tlsConfig := cluster.DeepCopy(), w.clientTLS()
+	r.streams.Track(ctx, client.ObjectKeyFromObject(cluster), ready, func(p *corev1.Pod) (*gnmic.Client, error) {
+		return r.Dialer.StreamClient(c, p, tlsConfig)
+	})
 }

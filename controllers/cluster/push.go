@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// Defaults of the handover settings (ClusterReconciler.BatchSize, DropTimeout, RepairAfter).
+// Defaults of the handover settings (Reconciler.BatchSize, DropTimeout, RepairAfter).
 const (
 	// DefaultBatchSize stays under the 128 target changes the real collector's config watcher buffers
 	// (changes beyond it are dropped without an error), with room for changes it has not acted on yet.
@@ -103,7 +103,7 @@ type podConfigs struct {
 // push moves every pod the operator pushes to one handover step towards the placement: each collector gets
 // at most a batch of target changes beyond what it has not acted on yet, and a target moves onto its new pod
 // only once its old collector no longer holds it (see internal/handover).
-func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan,
+func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan,
 	runtimes collectorRuntimes, ordinals []int) pushResults {
 	results := pushResults{pods: r.collectorStatuses(cluster, w), skipped: w.skips}
 	configs := map[int]podConfigs{}
@@ -150,7 +150,7 @@ func (r *ClusterReconciler) push(ctx context.Context, cluster *operatorv1alpha1.
 }
 
 // collectorStatuses starts every pod's entry of status.collectors from the previous status of the same pod.
-func (r *ClusterReconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster, w *world) map[int]*podPush {
+func (r *Reconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster, w *world) map[int]*podPush {
 	previous := map[string]operatorv1alpha1.CollectorStatus{}
 	for _, c := range cluster.Status.Collectors {
 		previous[c.Pod] = c
@@ -172,7 +172,7 @@ func (r *ClusterReconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster,
 // configuration, and finds what its collector acknowledged: from the ledger; after an operator restart from
 // Cluster status (when it acknowledged exactly the configuration now desired) or from what the collector
 // runs; nothing for a new pod or a restarted container, which hold only their bootstrap configuration.
-func (r *ClusterReconciler) podConfigs(w *world, pp *podPush, desired []string, rt collector.Runtime) (podConfigs, error) {
+func (r *Reconciler) podConfigs(w *world, pp *podPush, desired []string, rt collector.Runtime) (podConfigs, error) {
 	var pc podConfigs
 	prior, fromStatus := []string(nil), false
 	if e, ok := r.ledger.Acknowledged(pp.pod); ok {
@@ -225,7 +225,7 @@ func desiredAndChanged(onPod []string, pc podConfigs) (desired, changed []string
 
 // applyStep sends the pod the configuration of its handover step, unless its collector acknowledged exactly
 // that configuration already.
-func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, pc podConfigs) {
+func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, pc podConfigs) {
 	logger := log.FromContext(ctx).WithValues("pod", pp.pod.Name)
 	cfg := stepConfig(pc, pp.step)
 	hash, err := w.fingerprint(cfg)
@@ -269,7 +269,7 @@ func (r *ClusterReconciler) applyStep(ctx context.Context, cluster *operatorv1al
 // classifyRejections tells, for every pod that refused its configuration, whether the refusal is one every
 // pod shares: its outputs, inputs and processors are not what any collector of the Cluster accepted. A
 // rejection of a shared part that another collector holds is the pod's own (or its targets').
-func (r *ClusterReconciler) classifyRejections(results pushResults) {
+func (r *Reconciler) classifyRejections(results pushResults) {
 	accepted := map[string]bool{}
 	for _, pp := range results.pods {
 		if e, ok := r.ledger.Acknowledged(pp.pod); ok {
@@ -363,21 +363,21 @@ func runningAndPending(onPod []string, rt collector.Runtime) (running, pending i
 	return running, pending
 }
 
-func (r *ClusterReconciler) batchSize() int {
+func (r *Reconciler) batchSize() int {
 	if r.BatchSize > 0 {
 		return r.BatchSize
 	}
 	return DefaultBatchSize
 }
 
-func (r *ClusterReconciler) dropTimeout() time.Duration {
+func (r *Reconciler) dropTimeout() time.Duration {
 	if r.DropTimeout > 0 {
 		return r.DropTimeout
 	}
 	return DefaultDropTimeout
 }
 
-func (r *ClusterReconciler) repairAfter() time.Duration {
+func (r *Reconciler) repairAfter() time.Duration {
 	if r.RepairAfter > 0 {
 		return r.RepairAfter
 	}

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"fmt"
@@ -63,7 +63,7 @@ func blamedOn(v sharedVerdict) string {
 // judgeSharedPart updates the Cluster's verdict from this reconcile's pushes: refused when every pod
 // refuses the shared part, accepted when a collector holds its configuration; unchanged when neither is
 // known (no pod was pushed).
-func (r *ClusterReconciler) judgeSharedPart(memory *clusterMemory, results pushResults) {
+func (r *Reconciler) judgeSharedPart(memory *clusterMemory, results pushResults) {
 	if shared := results.sharedRejections(); len(shared) > 0 {
 		message := rejectionOf(results, shared[0])
 		var tried gnmic.Config

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"time"
@@ -46,7 +46,7 @@ type clusterMemory struct {
 }
 
 // memoryOf is the Cluster's memory, empty the first time.
-func (r *ClusterReconciler) memoryOf(cluster types.NamespacedName) *clusterMemory {
+func (r *Reconciler) memoryOf(cluster types.NamespacedName) *clusterMemory {
 	m, _ := r.memories.LoadOrStore(cluster, &clusterMemory{})
 	return m.(*clusterMemory)
 }

@@ -1,16 +1,12 @@
-package controllers
+package cluster
 
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -45,7 +41,7 @@ func clusterOfPipeline(_ context.Context, obj client.Object) []reconcile.Request
 	return requests(p.Namespace, p.Spec.ClusterRef)
 }
 
-func (r *ClusterReconciler) pipelines(ctx context.Context, namespace string) []operatorv1alpha1.Pipeline {
+func (r *Reconciler) pipelines(ctx context.Context, namespace string) []operatorv1alpha1.Pipeline {
 	var list operatorv1alpha1.PipelineList
 	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		log.FromContext(ctx).Error(err, "list pipelines for a watch event", "namespace", namespace)
@@ -56,7 +52,7 @@ func (r *ClusterReconciler) pipelines(ctx context.Context, namespace string) []o
 
 // clustersOfTarget wakes the Clusters that select the Target and those that still list it in its status
 // (so that a Cluster that stops selecting it removes its entry).
-func (r *ClusterReconciler) clustersOfTarget(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) clustersOfTarget(ctx context.Context, obj client.Object) []reconcile.Request {
 	t, ok := obj.(*operatorv1alpha1.Target)
 	if !ok {
 		return nil
@@ -68,21 +64,21 @@ func (r *ClusterReconciler) clustersOfTarget(ctx context.Context, obj client.Obj
 	return requests(t.Namespace, clusters...)
 }
 
-func (r *ClusterReconciler) clustersSelecting(kind selection.Kind) handler.MapFunc {
+func (r *Reconciler) clustersSelecting(kind selection.Kind) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		return requests(obj.GetNamespace(),
 			selection.ClustersSelecting(kind, obj.GetName(), obj.GetLabels(), r.pipelines(ctx, obj.GetNamespace()))...)
 	}
 }
 
-func (r *ClusterReconciler) clustersOfProfile(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) clustersOfProfile(ctx context.Context, obj client.Object) []reconcile.Request {
 	return requests(obj.GetNamespace(), r.clustersUsingProfiles(ctx, obj.GetNamespace(), obj.GetName())...)
 }
 
 // clustersOfSecret wakes the Clusters whose targets use the Secret through their profile, those that select
 // an Output or Input taking a value from it, and the Cluster that owns it (its certificates, fingerprint key
 // and target TLS copy carry the Cluster's label): a deleted or edited one is written again at once.
-func (r *ClusterReconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
 	ns := obj.GetNamespace()
 	clusters := []string{obj.GetLabels()[operatorv1alpha1.ClusterLabel]}
 	var profiles operatorv1alpha1.TargetProfileList
@@ -99,7 +95,7 @@ func (r *ClusterReconciler) clustersOfSecret(ctx context.Context, obj client.Obj
 
 // clustersWithConfigFromSecret are the Clusters that select an Output or Input whose spec.secretRefs name the
 // Secret.
-func (r *ClusterReconciler) clustersWithConfigFromSecret(ctx context.Context, namespace, secret string) []string {
+func (r *Reconciler) clustersWithConfigFromSecret(ctx context.Context, namespace, secret string) []string {
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
 	for _, l := range []client.ObjectList{&outputs, &inputs} {
@@ -129,7 +125,7 @@ func (r *ClusterReconciler) clustersWithConfigFromSecret(ctx context.Context, na
 	return clusters
 }
 
-func (r *ClusterReconciler) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {
+func (r *Reconciler) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {
 	var targets operatorv1alpha1.TargetList
 	if err := r.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
 		log.FromContext(ctx).Error(err, "list targets for a profile event", "namespace", namespace)
@@ -141,28 +137,4 @@ func (r *ClusterReconciler) clustersUsingProfiles(ctx context.Context, namespace
 		clusters = append(clusters, selection.ClustersUsingProfile(p, targets.Items, pipelines)...)
 	}
 	return clusters
-}
-
-// nodeAvailabilityChanged passes Node events that can change whether its pods can serve: creation, deletion,
-// a change of its Ready condition or of its taints. Nodes' frequent heartbeats pass nothing.
-func nodeAvailabilityChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			before, ok1 := e.ObjectOld.(*corev1.Node)
-			after, ok2 := e.ObjectNew.(*corev1.Node)
-			if !ok1 || !ok2 {
-				return true
-			}
-			return nodeReady(before) != nodeReady(after) || !equality.Semantic.DeepEqual(before.Spec.Taints, after.Spec.Taints)
-		},
-	}
-}
-
-func nodeReady(n *corev1.Node) corev1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
 }

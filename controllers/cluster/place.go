@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"time"
@@ -39,7 +39,7 @@ func (p placementPlan) assignment(target string) (int, bool) {
 
 // place decides which pod holds each target: targets on pods within their grace period stay there, the rest
 // go through bounded-load rendezvous placement over the ready pods (of every domain, on a Cluster with domains).
-func (r *ClusterReconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placementPlan {
+func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placementPlan {
 	grace := gracePeriod(cluster)
 	pods := make([]availability.Pod, 0, len(w.desired))
 	for ordinal, pod := range w.pods {

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -109,7 +109,7 @@ func (w *world) fingerprint(cfg gnmic.Config) (string, error) {
 	return cfg.Fingerprint(w.fingerprintKey)
 }
 
-func (r *ClusterReconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {
+func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {
 	ns := client.InNamespace(cluster.Namespace)
 	var (
 		pipelines operatorv1alpha1.PipelineList

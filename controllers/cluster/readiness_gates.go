@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"context"
@@ -38,7 +38,7 @@ type configuredWrite struct {
 //
 // A pod's status is written only when the condition changes: an unchanged fleet costs no write. Every pod is
 // tried even when one write fails; the failures are returned together, for a retry with backoff.
-func (r *ClusterReconciler) writeReadinessGates(ctx context.Context, cluster types.NamespacedName, plan placementPlan,
+func (r *Reconciler) writeReadinessGates(ctx context.Context, cluster types.NamespacedName, plan placementPlan,
 	pushed pushResults) error {
 	memory := r.memoryOf(cluster)
 	gates := make(map[string]configuredWrite, len(plan.availability.Ready))
@@ -135,7 +135,7 @@ type configuredPatchCondition struct {
 
 // patchConfigured writes the readiness-gate condition to the pod's status. A pod deleted or recreated
 // meanwhile is left alone: the next reconcile sees its replacement.
-func (r *ClusterReconciler) patchConfigured(ctx context.Context, pod *corev1.Pod, want configuredCondition, transition bool) error {
+func (r *Reconciler) patchConfigured(ctx context.Context, pod *corev1.Pod, want configuredCondition, transition bool) error {
 	var p configuredPatch
 	p.Metadata.UID = pod.UID
 	cond := configuredPatchCondition{Type: operatorv1alpha1.ConditionPodConfigured, Status: want.status,

@@ -1,4 +1,4 @@
-package controllers
+package cluster
 
 import (
 	"cmp"
@@ -28,7 +28,7 @@ import (
 // sets their pace. At most targetStatusWritesPerReconcile Targets are written per reconcile; the result says
 // whether some were left for the next one: capping them keeps the next batches flowing to the collectors
 // when many targets change at once, and a target written later skips the states it went through meanwhile.
-func (r *ClusterReconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
+func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (backlog bool, err error) {
 	selected := map[string]bool{}
 	for _, st := range w.selection.Targets {
@@ -118,7 +118,7 @@ type targetStatusWrite struct {
 
 // patchTargetStates makes the writes, targetStatusWriters at a time, and gives those that succeeded. Every
 // write is tried; the first error is returned.
-func (r *ClusterReconciler) patchTargetStates(ctx context.Context, cluster string, writes []targetStatusWrite) ([]targetStatusWrite, error) {
+func (r *Reconciler) patchTargetStates(ctx context.Context, cluster string, writes []targetStatusWrite) ([]targetStatusWrite, error) {
 	var (
 		mu    sync.Mutex
 		done  = make([]targetStatusWrite, 0, len(writes))
@@ -243,7 +243,7 @@ func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic
 // locking so that two Clusters writing the same Target never lose each other's entry.
-func (r *ClusterReconciler) patchTargetState(ctx context.Context, t *operatorv1alpha1.Target, cluster string,
+func (r *Reconciler) patchTargetState(ctx context.Context, t *operatorv1alpha1.Target, cluster string,
 	state *operatorv1alpha1.TargetClusterState) error {
 	base := t.DeepCopy()
 	if state == nil {
@@ -280,7 +280,7 @@ func summarize(states map[string]operatorv1alpha1.TargetClusterState) (int32, st
 
 // removeFromTargetStatuses removes a deleted Cluster's entries from the status of the Targets of its namespace,
 // writing each Target that had one.
-func (r *ClusterReconciler) removeFromTargetStatuses(ctx context.Context, deleted types.NamespacedName) error {
+func (r *Reconciler) removeFromTargetStatuses(ctx context.Context, deleted types.NamespacedName) error {
 	namespace, cluster := deleted.Namespace, deleted.Name
 	var targets operatorv1alpha1.TargetList
 	if err := r.List(ctx, &targets, client.InNamespace(namespace)); err != nil {

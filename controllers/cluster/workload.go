@@ -1,0 +1,48 @@
+package cluster
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
+)
+
+// ensureWorkload makes the Cluster's target TLS Secret, StatefulSets (one, or one per domain), headless Service, bootstrap ConfigMap,
+// NetworkPolicy and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it,
+// and the configuration pushed next points at its files.
+func (r *Reconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
+	if err := r.credentials.EnsureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
+		return err
+	}
+	if err := r.ensureStatefulSets(ctx, cluster, w); err != nil {
+		return err
+	}
+	if err := owned.Ensure(ctx, r.owned, cluster, workload.HeadlessService(cluster), &corev1.Service{}, func(have, want *corev1.Service) {
+		// clusterIP and ipFamilies are allocated by the API server: keep them.
+		want.Spec.ClusterIP, want.Spec.ClusterIPs = have.Spec.ClusterIP, have.Spec.ClusterIPs
+		want.Spec.IPFamilies, want.Spec.IPFamilyPolicy = have.Spec.IPFamilies, have.Spec.IPFamilyPolicy
+		have.Spec = want.Spec
+	}); err != nil {
+		return err
+	}
+	if err := owned.Ensure(ctx, r.owned, cluster, workload.BootstrapConfigMap(cluster), &corev1.ConfigMap{}, func(have, want *corev1.ConfigMap) {
+		have.Data = want.Data
+	}); err != nil {
+		return err
+	}
+	if err := r.ensureNetworkPolicy(ctx, cluster, w); err != nil {
+		return err
+	}
+	if pdb := workload.PodDisruptionBudget(cluster); pdb != nil {
+		return owned.Ensure(ctx, r.owned, cluster, pdb, &policyv1.PodDisruptionBudget{}, func(have, want *policyv1.PodDisruptionBudget) {
+			have.Spec = want.Spec
+		})
+	}
+	// One replica, or the budget disabled.
+	return owned.Delete(ctx, r.owned, "PodDisruptionBudget", client.ObjectKeyFromObject(cluster), &policyv1.PodDisruptionBudget{})
+}

@@ -1,0 +1,137 @@
+// Package owned keeps the objects the operator makes for a Cluster (its StatefulSets, Service, ConfigMap,
+// PodDisruptionBudget, NetworkPolicy) as the operator wants them: created when missing, updated when what the
+// operator wants changed or someone changed what it sets, deleted when no longer wanted, and never written
+// when nothing changed.
+package owned
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/workload"
+)
+
+// desiredHashAnnotation records the hash of what the operator last wrote into an owned object. A field the
+// operator stops setting (a nodeSelector removed from the Cluster) is no longer in what it wants, so only a
+// changed hash tells that the object must be rewritten; changes to what it sets, by hand or by another tool,
+// are found by workload.Drift.
+const desiredHashAnnotation = "operator.gnmic.dev/desired-hash"
+
+// Writer reads and writes owned objects.
+type Writer struct {
+	// Client reads the cache, which holds only objects labelled with their Cluster, and writes.
+	Client client.Client
+	// Live reads the API server: an object that exists without the label is not in the cache.
+	Live   client.Reader
+	Scheme *runtime.Scheme
+}
+
+// Ensure creates want, controlled by owner, or updates the existing object through copySpec when what the
+// operator wants changed since it last wrote it, or when the object drifted from it (kubectl scale, kubectl
+// edit). An object that holds everything the operator sets costs no write, whatever the API server or other
+// tools added. have is an empty object of want's kind.
+func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object, want, have T, copySpec func(have, want T)) error {
+	kind := fmt.Sprintf("%T", want)
+	if err := controllerutil.SetControllerReference(owner, want, w.Scheme); err != nil {
+		return fmt.Errorf("own %s %s: %w", kind, want.GetName(), err)
+	}
+	hash, err := desiredHash(want)
+	if err != nil {
+		return fmt.Errorf("hash %s %s: %w", kind, want.GetName(), err)
+	}
+	annotate(want, hash)
+
+	created, err := getOrCreate(ctx, w, want, have)
+	if err != nil || created {
+		return err
+	}
+	drift := workload.Drift(have, want)
+	if len(drift) == 0 {
+		return nil
+	}
+	logger := log.FromContext(ctx)
+	if have.GetAnnotations()[desiredHashAnnotation] == hash {
+		logger.Info("restoring what was changed by hand", "kind", kind, "name", want.GetName(), "fields", drift)
+	} else {
+		logger.Info("updating", "kind", kind, "name", want.GetName())
+	}
+	copySpec(have, want)
+	have.SetLabels(workload.Merged(have.GetLabels(), want.GetLabels()))
+	have.SetAnnotations(workload.Merged(have.GetAnnotations(), want.GetAnnotations()))
+	have.SetOwnerReferences(want.GetOwnerReferences())
+	if err := w.Client.Update(ctx, have); err != nil {
+		return fmt.Errorf("update %s %s: %w", kind, want.GetName(), err)
+	}
+	return nil
+}
+
+// getOrCreate reads the owned object into have from the cache, or creates want when there is none. An object
+// that exists although the cache has none is read from the API server: the cache lags the operator's own
+// create, and holds only objects with the Cluster label, so one whose label was removed by hand is restored
+// rather than created again and again.
+func getOrCreate[T client.Object](ctx context.Context, w Writer, want, have T) (created bool, err error) {
+	kind, key := fmt.Sprintf("%T", want), client.ObjectKeyFromObject(want)
+	err = w.Client.Get(ctx, key, have)
+	if !apierrors.IsNotFound(err) {
+		if err != nil {
+			return false, fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+		}
+		return false, nil
+	}
+	log.FromContext(ctx).Info("creating", "kind", kind, "name", key.Name)
+	err = w.Client.Create(ctx, want)
+	switch {
+	case err == nil:
+		return true, nil
+	case !apierrors.IsAlreadyExists(err):
+		return false, fmt.Errorf("create %s %s: %w", kind, key.Name, err)
+	}
+	if err := w.Live.Get(ctx, key, have); err != nil {
+		return false, fmt.Errorf("get %s %s without the cluster label: %w", kind, key.Name, err)
+	}
+	return false, nil
+}
+
+func desiredHash(obj client.Object) (string, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:12]), nil
+}
+
+func annotate(obj client.Object, hash string) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[desiredHashAnnotation] = hash
+	obj.SetAnnotations(annotations)
+}
+
+// Delete deletes the object of kind named key when the cache holds one: a delete on every reconcile would be a
+// write each time. obj is an empty object of the kind.
+func Delete(ctx context.Context, w Writer, kind string, key client.ObjectKey, obj client.Object) error {
+	err := w.Client.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+	}
+	log.FromContext(ctx).Info("deleting", "kind", kind, "name", obj.GetName())
+	if err := w.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s %s: %w", kind, obj.GetName(), err)
+	}
+	return nil
+}
