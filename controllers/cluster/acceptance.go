@@ -48,7 +48,7 @@ func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 // reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
 // namespace (present while its collectors refuse a configuration the object is blamed for), drops entries of
 // Clusters that no longer exist, and sets each object's Accepted condition from the list, and the
-// SecretsResolved condition of those with spec.secretRefs (cluster_secret_refs.go).
+// SecretsResolved condition of those with spec.secretRefs (secret_refs.go).
 func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
 	if w.renderErr != nil {
 		return nil // which objects the Cluster sends is not known

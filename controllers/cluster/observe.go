@@ -104,9 +104,25 @@ func (w *world) clientTLS() *tls.Config {
 	return w.apiTLS.Client
 }
 
-// fingerprint is the Cluster's keyed fingerprint of a collector configuration.
+// fingerprint is the Cluster's keyed fingerprint of a collector configuration: what status shows of a pod's
+// configuration, and what the reconciler tells configurations and their parts apart by (a plain hash would let
+// anyone who reads status confirm a guessed password; credentials.FingerprintKey).
 func (w *world) fingerprint(cfg gnmic.Config) (string, error) {
 	return cfg.Fingerprint(w.fingerprintKey)
+}
+
+// fingerprintOrNone is fingerprint, empty for a configuration that cannot be encoded.
+func (w *world) fingerprintOrNone(cfg gnmic.Config) string {
+	fingerprint, err := w.fingerprint(cfg)
+	if err != nil {
+		return ""
+	}
+	return fingerprint
+}
+
+// sharedPart fingerprints what every pod of a Cluster receives alike: its outputs, inputs and processors.
+func (w *world) sharedPart(cfg gnmic.Config) string {
+	return w.fingerprintOrNone(gnmic.Config{Outputs: cfg.Outputs, Inputs: cfg.Inputs, Processors: cfg.Processors})
 }
 
 func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {

@@ -16,7 +16,7 @@ import (
 
 // reportPipelines writes, for each Pipeline of the Cluster, what it selects on its own, whether every
 // reference it makes resolves and whether the Cluster's collectors take the Outputs and Inputs it selects;
-// then the Accepted condition of the Outputs and Inputs themselves (cluster_acceptance.go).
+// then the Accepted condition of the Outputs and Inputs themselves (acceptance.go).
 func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	verdict := r.memoryOf(client.ObjectKeyFromObject(cluster)).verdict
 	for i := range w.pipelines {

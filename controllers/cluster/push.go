@@ -143,9 +143,9 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 			r.applyStep(ctx, cluster, w, pp, configs[step.Ordinal])
 		}
 	}
-	r.classifyRejections(results)
+	r.classifyRejections(w, results)
 	r.trackRefusals(key, memory, plan, results)
-	r.judgeSharedPart(memory, results)
+	r.judgeSharedPart(w, memory, results)
 	return results
 }
 
@@ -250,7 +250,7 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 		pp.status.Error = pp.err.Error()
 		var rejected *gnmic.ConfigRejectedError
 		pp.pushFailed, pp.rejected = true, errors.As(err, &rejected)
-		pp.sharedPart, pp.tried = sharedPart(cfg), cfg
+		pp.sharedPart, pp.tried = w.sharedPart(cfg), cfg
 		logger.Error(err, "push failed")
 		return
 	}
@@ -269,25 +269,16 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 // classifyRejections tells, for every pod that refused its configuration, whether the refusal is one every
 // pod shares: its outputs, inputs and processors are not what any collector of the Cluster accepted. A
 // rejection of a shared part that another collector holds is the pod's own (or its targets').
-func (r *Reconciler) classifyRejections(results pushResults) {
+func (r *Reconciler) classifyRejections(w *world, results pushResults) {
 	accepted := map[string]bool{}
 	for _, pp := range results.pods {
 		if e, ok := r.ledger.Acknowledged(pp.pod); ok {
-			accepted[sharedPart(e.Config)] = true
+			accepted[w.sharedPart(e.Config)] = true
 		}
 	}
 	for _, pp := range results.pods {
 		pp.sharedRejection = pp.rejected && !accepted[pp.sharedPart]
 	}
-}
-
-// sharedPart fingerprints what every pod of a Cluster receives alike: its outputs, inputs and processors.
-func sharedPart(cfg gnmic.Config) string {
-	hash, err := gnmic.Config{Outputs: cfg.Outputs, Inputs: cfg.Inputs, Processors: cfg.Processors}.Hash()
-	if err != nil {
-		return ""
-	}
-	return hash
 }
 
 // stepConfig is the configuration that carries a handover step: the step's targets, the updated and added

@@ -13,7 +13,7 @@ import (
 // inputs, or only that pod cannot be pushed) that lasts longer than the grace period takes the pod out of
 // placement: its targets go to pods that take their configuration. The pod is still pushed, and counts
 // again once it accepts. The decisions are internal/rejection's (Track, Exclude); a refusal every pod shares
-// is the configuration's fault and moves nothing (cluster_rejections.go).
+// is the configuration's fault and moves nothing (rejections.go).
 
 // refusingPods are the ready pods that placement leaves out because they have refused their configuration
 // for longer than the grace period, with since when.

@@ -15,9 +15,9 @@ import (
 
 // A refusal every pod shares (the collectors refuse the outputs, inputs and processors every pod receives
 // alike, which no collector of the Cluster accepted) is the configuration's fault: nothing moves and the pods
-// stay Ready (cluster_readiness.go). The Cluster's verdict on that part says which Outputs and Inputs the
+// stay Ready (readiness_gates.go). The Cluster's verdict on that part says which Outputs and Inputs the
 // refusal is blamed on (rejection.Blame); the Pipelines that select them (here) and the objects themselves
-// (cluster_acceptance.go) say so in their conditions.
+// (acceptance.go) say so in their conditions.
 
 // sharedVerdict is what the Cluster's collectors last said of the part of the configuration every pod
 // receives alike (outputs, inputs, processors).
@@ -63,7 +63,7 @@ func blamedOn(v sharedVerdict) string {
 // judgeSharedPart updates the Cluster's verdict from this reconcile's pushes: refused when every pod
 // refuses the shared part, accepted when a collector holds its configuration; unchanged when neither is
 // known (no pod was pushed).
-func (r *Reconciler) judgeSharedPart(memory *clusterMemory, results pushResults) {
+func (r *Reconciler) judgeSharedPart(w *world, memory *clusterMemory, results pushResults) {
 	if shared := results.sharedRejections(); len(shared) > 0 {
 		message := rejectionOf(results, shared[0])
 		var tried gnmic.Config
@@ -72,7 +72,7 @@ func (r *Reconciler) judgeSharedPart(memory *clusterMemory, results pushResults)
 				tried = pp.tried
 			}
 		}
-		blamed, basis := rejection.Blame(message, sharedObjects(tried), memory.verdict.accepted)
+		blamed, basis := rejection.Blame(message, w.sharedObjects(tried), memory.verdict.accepted)
 		memory.verdict = sharedVerdict{known: true, refused: true, message: message, blamed: blamed, basis: basis,
 			accepted: memory.verdict.accepted}
 		return
@@ -89,7 +89,7 @@ func (r *Reconciler) judgeSharedPart(memory *clusterMemory, results pushResults)
 		}
 		if e, ok := r.ledger.Acknowledged(pp.pod); ok {
 			accepted := map[rejection.Key]string{}
-			for _, o := range sharedObjects(e.Config) {
+			for _, o := range w.sharedObjects(e.Config) {
 				accepted[o.Key] = o.Fingerprint
 			}
 			memory.verdict = sharedVerdict{known: true, accepted: accepted}
@@ -100,25 +100,17 @@ func (r *Reconciler) judgeSharedPart(memory *clusterMemory, results pushResults)
 
 // sharedObjects are the Outputs and Inputs of a configuration, each with a fingerprint of how it was
 // rendered.
-func sharedObjects(cfg gnmic.Config) []rejection.Object {
+func (w *world) sharedObjects(cfg gnmic.Config) []rejection.Object {
 	var out []rejection.Object
 	for name, o := range cfg.Outputs {
 		out = append(out, rejection.Object{Key: rejection.Key{Kind: rejection.KindOutput, Name: name},
-			Fingerprint: fingerprint(gnmic.Config{Outputs: map[string]map[string]any{name: o}})})
+			Fingerprint: w.fingerprintOrNone(gnmic.Config{Outputs: map[string]map[string]any{name: o}})})
 	}
 	for name, in := range cfg.Inputs {
 		out = append(out, rejection.Object{Key: rejection.Key{Kind: rejection.KindInput, Name: name},
-			Fingerprint: fingerprint(gnmic.Config{Inputs: map[string]map[string]any{name: in}})})
+			Fingerprint: w.fingerprintOrNone(gnmic.Config{Inputs: map[string]map[string]any{name: in}})})
 	}
 	return out
-}
-
-func fingerprint(cfg gnmic.Config) string {
-	hash, err := cfg.Hash()
-	if err != nil {
-		return ""
-	}
-	return hash
 }
 
 // configurationAccepted is a Pipeline's ConfigurationAccepted condition from the Cluster's verdict, nil when

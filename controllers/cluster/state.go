@@ -13,7 +13,7 @@ import (
 // remembered is what the reconciler keeps between reconciles beyond what the API server and the collectors
 // say. Each part has one job and one rule for when an entry goes; forget drops a Cluster from all of them.
 type remembered struct {
-	// memories holds one clusterMemory per Cluster (cluster_memory.go), each rebuilt by every reconcile from
+	// memories holds one clusterMemory per Cluster (memory.go), each rebuilt by every reconcile from
 	// what still exists.
 	memories sync.Map
 	// ledger is what each collector process acknowledged and last reported running: an entry speaks for one

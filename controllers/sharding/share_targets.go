@@ -2,7 +2,7 @@ package sharding
 
 import "time"
 
-// The Target caches of the share (shard_cache.go): one per namespace of the share, kept for a while after the
+// The Target caches of the share (share_caches.go): one per namespace of the share, kept for a while after the
 // namespace left it.
 
 // stopTargetsLeft stops the Target caches of the namespaces that left the share linger or more before now,

@@ -188,7 +188,7 @@ func busiest(fleets []fleet) (string, []fleet) {
 }
 
 // owners is every Cluster's recorded owner by its key (namespace/name), and the shard costs the operator
-// weighs them by (clusterCost in controllers/shard_membership.go: its targets plus its pods).
+// weighs them by (clusterCost in controllers/sharding/assignment.go: its targets plus its pods).
 func owners(g Gomega) (map[string]string, []shard.Cluster) {
 	var list operatorv1alpha1.ClusterList
 	g.Expect(k8sClient.List(ctx, &list)).To(Succeed())
