@@ -56,7 +56,7 @@ func defaultOptions() options {
 		kubeAPIBurst:          300,
 		maxConcurrentRecons:   4,
 		gracefulShutdownTime:  30 * time.Second,
-		collectorPollInterval: 60 * time.Second,
+		collectorPollInterval: cluster.DefaultPollInterval,
 		collectorBatchSize:    cluster.DefaultBatchSize,
 		handoverDropTimeout:   cluster.DefaultDropTimeout,
 		collectorRepairAfter:  cluster.DefaultRepairAfter,

@@ -41,7 +41,7 @@ func (r *Reconciler) findLostPods(ctx context.Context, cluster types.NamespacedN
 			lost[ordinal] = lostPod{since: since, why: why}
 			continue
 		}
-		if since, ok := silentSince[pod.UID]; ok && now.Sub(since) >= r.collectorSilence() {
+		if since, ok := silentSince[pod.UID]; ok && now.Sub(since) >= r.CollectorSilence {
 			lost[ordinal] = lostPod{since: since, why: "its collector does not answer", silent: true}
 			silentPods++
 		}
@@ -81,16 +81,9 @@ func (r *Reconciler) recordSilence(cluster types.NamespacedName, w *world, asked
 func (r *Reconciler) nextSilenceLook(cluster types.NamespacedName) time.Time {
 	var next time.Time
 	for _, since := range r.memoryOf(cluster).silentSince {
-		if at := since.Add(r.collectorSilence()); at.After(r.now()) {
+		if at := since.Add(r.CollectorSilence); at.After(r.now()) {
 			next = earliest(next, at)
 		}
 	}
 	return next
-}
-
-func (r *Reconciler) collectorSilence() time.Duration {
-	if r.CollectorSilence > 0 {
-		return r.CollectorSilence
-	}
-	return DefaultCollectorSilence
 }

@@ -72,7 +72,7 @@ func (r *Reconciler) unchangedCollector(pod *corev1.Pod) (collector.Runtime, boo
 		return collector.Runtime{}, false
 	}
 	e := r.ledger.Entry(pod)
-	if e.ReadAt.IsZero() || !e.Settled() || r.now().Sub(e.ReadAt) >= r.pollInterval()*9/10 {
+	if e.ReadAt.IsZero() || !e.Settled() || r.now().Sub(e.ReadAt) >= r.PollInterval*9/10 {
 		return collector.Runtime{}, false
 	}
 	if !r.streams.Quiet(pod, time.Now()) {

@@ -12,7 +12,7 @@ import (
 // they were sent, or the collector polling backstop.
 func (r *Reconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
 	silenceEnds, domainBlocks time.Time) time.Duration {
-	next := r.pollInterval()
+	next := r.PollInterval
 	if anyStarting(runtimes, pushed) {
 		next = min(next, startingLook)
 	}
@@ -27,14 +27,6 @@ func (r *Reconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pu
 		}
 	}
 	return max(next, 100*time.Millisecond)
-}
-
-// pollInterval is how often every collector is read when nothing else happens.
-func (r *Reconciler) pollInterval() time.Duration {
-	if r.PollInterval == 0 {
-		return 60 * time.Second
-	}
-	return r.PollInterval
 }
 
 // applyingLook is how soon a Cluster whose collectors still work off their changes is looked at again when no

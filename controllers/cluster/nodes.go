@@ -52,9 +52,9 @@ func (r *Reconciler) nodeLost(ctx context.Context, name string) (time.Time, stri
 }
 
 // clustersOfNode wakes the Clusters that have collector pods on a Node that changed or went away.
-func (r *Reconciler) clustersOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
+func (m clusterMappings) clustersOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods); err != nil {
+	if err := m.List(ctx, &pods); err != nil {
 		log.FromContext(ctx).Error(err, "list collector pods for a node event", "node", obj.GetName())
 		return nil
 	}

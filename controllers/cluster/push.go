@@ -21,8 +21,10 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
-// Defaults of the handover settings (Reconciler.BatchSize, DropTimeout, RepairAfter).
+// Defaults of the collector settings (Reconciler.PollInterval, BatchSize, DropTimeout, RepairAfter).
 const (
+	// DefaultPollInterval is how often every collector is read when nothing else happens.
+	DefaultPollInterval = 60 * time.Second
 	// DefaultBatchSize stays under the 128 target changes the real collector's config watcher buffers
 	// (changes beyond it are dropped without an error), with room for changes it has not acted on yet.
 	DefaultBatchSize = 100
@@ -107,7 +109,7 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 	runtimes collectorRuntimes, ordinals []int) pushResults {
 	results := pushResults{pods: r.collectorStatuses(cluster, w), skipped: w.skips}
 	configs := map[int]podConfigs{}
-	in := handover.Input{BatchSize: r.batchSize(), DropTimeout: r.dropTimeout(), RepairAfter: r.repairAfter(), Now: r.now(),
+	in := handover.Input{BatchSize: r.BatchSize, DropTimeout: r.DropTimeout, RepairAfter: r.RepairAfter, Now: r.now(),
 		HeldElsewhere: r.heldByTerminatingPods(ctx, cluster, w)}
 	for _, ordinal := range ordinals {
 		pp := results.pods[ordinal]
@@ -352,25 +354,4 @@ func runningAndPending(onPod []string, rt collector.Runtime) (running, pending i
 		}
 	}
 	return running, pending
-}
-
-func (r *Reconciler) batchSize() int {
-	if r.BatchSize > 0 {
-		return r.BatchSize
-	}
-	return DefaultBatchSize
-}
-
-func (r *Reconciler) dropTimeout() time.Duration {
-	if r.DropTimeout > 0 {
-		return r.DropTimeout
-	}
-	return DefaultDropTimeout
-}
-
-func (r *Reconciler) repairAfter() time.Duration {
-	if r.RepairAfter > 0 {
-		return r.RepairAfter
-	}
-	return DefaultRepairAfter
 }

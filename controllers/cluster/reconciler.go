@@ -33,7 +33,7 @@ type Reconciler struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// PollInterval is how often collectors are asked for their targets' state when nothing else happens
-	// (a backstop against missed changes). Zero means 60s.
+	// (a backstop against missed changes). Zero means DefaultPollInterval.
 	PollInterval time.Duration
 	// MaxConcurrentReconciles is how many Clusters are reconciled in parallel.
 	MaxConcurrentReconciles int

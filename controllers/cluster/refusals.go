@@ -71,7 +71,7 @@ func (r *Reconciler) trackRefusals(key types.NamespacedName, memory *clusterMemo
 			pp.refusingSince = plan.refusing[ordinal]
 			pp.status.Error = fmt.Sprintf("refused its configuration for longer than the grace period (%s): its targets moved to "+
 				"other pods; %v", plan.grace, pp.err)
-			next = r.now().Add(r.refusingRetry())
+			next = r.now().Add(r.PollInterval)
 		}
 	}
 	graceEnds := rejection.Exclude(rejection.Pods{Ready: plan.availability.Ready, RefusingSince: refusing, Grace: plan.grace,
@@ -79,15 +79,6 @@ func (r *Reconciler) trackRefusals(key types.NamespacedName, memory *clusterMemo
 	if at := earliest(next, graceEnds); !at.IsZero() && r.wakes != nil {
 		r.wakes.at(key, at)
 	}
-}
-
-// refusingRetry is how often a pod left out of placement for refusing is tried again at least: the collector
-// poll interval (zero means 60s, as for the poll).
-func (r *Reconciler) refusingRetry() time.Duration {
-	if r.PollInterval > 0 {
-		return r.PollInterval
-	}
-	return 60 * time.Second
 }
 
 // pushOutcome is what the pod's push did in this reconcile.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -89,6 +90,7 @@ type watch struct {
 func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &operatorv1alpha1.Cluster{},
 		handler.OnlyControllerOwner())
+	m := clusterMappings{r.Client}
 	generation := []predicate.Predicate{predicate.GenerationChangedPredicate{}}
 	specOrLabels := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}
 	var out []watch
@@ -102,19 +104,19 @@ func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
 	secrets := &metav1.PartialObjectMetadata{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return append(out,
-		watch{object: &operatorv1alpha1.Target{}, handler: r.wakes.bursts(r.clustersOfTarget), predicates: specOrLabels, share: true},
-		watch{object: &corev1.Node{}, handler: handler.EnqueueRequestsFromMapFunc(r.clustersOfNode),
+		watch{object: &operatorv1alpha1.Target{}, handler: r.wakes.bursts(m.clustersOfTarget), predicates: specOrLabels, share: true},
+		watch{object: &corev1.Node{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfNode),
 			predicates: []predicate.Predicate{nodeAvailabilityChanged()}},
 		watch{object: &operatorv1alpha1.Pipeline{}, handler: handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), predicates: generation},
 		watch{object: &operatorv1alpha1.Subscription{},
-			handler: handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selectionkind.KindSubscription)), predicates: specOrLabels},
+			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindSubscription)), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.Output{},
-			handler: handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selectionkind.KindOutput)), predicates: specOrLabels},
+			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindOutput)), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.Input{},
-			handler: handler.EnqueueRequestsFromMapFunc(r.clustersSelecting(selectionkind.KindInput)), predicates: specOrLabels},
-		watch{object: &operatorv1alpha1.TargetProfile{}, handler: handler.EnqueueRequestsFromMapFunc(r.clustersOfProfile), predicates: generation},
+			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindInput)), predicates: specOrLabels},
+		watch{object: &operatorv1alpha1.TargetProfile{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfProfile), predicates: generation},
 		// Secrets through their metadata only (CacheByObject).
-		watch{object: secrets, handler: handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret)},
+		watch{object: secrets, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfSecret)},
 	)
 }
 
@@ -126,6 +128,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.OperatorNamespace == "" {
 		r.OperatorNamespace = runningNamespace()
 	}
+	// Zero settings take their defaults, once.
+	r.PollInterval = cmp.Or(r.PollInterval, DefaultPollInterval)
+	r.BatchSize = cmp.Or(r.BatchSize, DefaultBatchSize)
+	r.DropTimeout = cmp.Or(r.DropTimeout, DefaultDropTimeout)
+	r.RepairAfter = cmp.Or(r.RepairAfter, DefaultRepairAfter)
+	r.CollectorSilence = cmp.Or(r.CollectorSilence, DefaultCollectorSilence)
 	r.wakes = newWakes()
 	r.streams = collector.NewStreams(r.wakes.soon)
 	r.ledger = &collector.Ledger{}

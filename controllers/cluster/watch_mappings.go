@@ -16,6 +16,9 @@ import (
 
 // Each watch maps a change to the Clusters it affects, and only those (setup.go has the table of watches).
 
+// clusterMappings map watched objects to the Clusters they affect, reading nothing but the cache.
+type clusterMappings struct{ client.Reader }
+
 func requests(namespace string, clusters ...string) []reconcile.Request {
 	seen := map[string]bool{}
 	var out []reconcile.Request
@@ -41,9 +44,9 @@ func clusterOfPipeline(_ context.Context, obj client.Object) []reconcile.Request
 	return requests(p.Namespace, p.Spec.ClusterRef)
 }
 
-func (r *Reconciler) pipelines(ctx context.Context, namespace string) []operatorv1alpha1.Pipeline {
+func (m clusterMappings) pipelines(ctx context.Context, namespace string) []operatorv1alpha1.Pipeline {
 	var list operatorv1alpha1.PipelineList
-	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+	if err := m.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		log.FromContext(ctx).Error(err, "list pipelines for a watch event", "namespace", namespace)
 		return nil
 	}
@@ -52,54 +55,54 @@ func (r *Reconciler) pipelines(ctx context.Context, namespace string) []operator
 
 // clustersOfTarget wakes the Clusters that select the Target and those that still list it in its status
 // (so that a Cluster that stops selecting it removes its entry).
-func (r *Reconciler) clustersOfTarget(ctx context.Context, obj client.Object) []reconcile.Request {
+func (m clusterMappings) clustersOfTarget(ctx context.Context, obj client.Object) []reconcile.Request {
 	t, ok := obj.(*operatorv1alpha1.Target)
 	if !ok {
 		return nil
 	}
-	clusters := selection.ClustersSelecting(selection.KindTarget, t.Name, t.Labels, r.pipelines(ctx, t.Namespace))
+	clusters := selection.ClustersSelecting(selection.KindTarget, t.Name, t.Labels, m.pipelines(ctx, t.Namespace))
 	for c := range t.Status.ClusterStates {
 		clusters = append(clusters, c)
 	}
 	return requests(t.Namespace, clusters...)
 }
 
-func (r *Reconciler) clustersSelecting(kind selection.Kind) handler.MapFunc {
+func (m clusterMappings) clustersSelecting(kind selection.Kind) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		return requests(obj.GetNamespace(),
-			selection.ClustersSelecting(kind, obj.GetName(), obj.GetLabels(), r.pipelines(ctx, obj.GetNamespace()))...)
+			selection.ClustersSelecting(kind, obj.GetName(), obj.GetLabels(), m.pipelines(ctx, obj.GetNamespace()))...)
 	}
 }
 
-func (r *Reconciler) clustersOfProfile(ctx context.Context, obj client.Object) []reconcile.Request {
-	return requests(obj.GetNamespace(), r.clustersUsingProfiles(ctx, obj.GetNamespace(), obj.GetName())...)
+func (m clusterMappings) clustersOfProfile(ctx context.Context, obj client.Object) []reconcile.Request {
+	return requests(obj.GetNamespace(), m.clustersUsingProfiles(ctx, obj.GetNamespace(), obj.GetName())...)
 }
 
 // clustersOfSecret wakes the Clusters whose targets use the Secret through their profile, those that select
 // an Output or Input taking a value from it, and the Cluster that owns it (its certificates, fingerprint key
 // and target TLS copy carry the Cluster's label): a deleted or edited one is written again at once.
-func (r *Reconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+func (m clusterMappings) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
 	ns := obj.GetNamespace()
 	clusters := []string{obj.GetLabels()[operatorv1alpha1.ClusterLabel]}
 	var profiles operatorv1alpha1.TargetProfileList
-	if err := r.List(ctx, &profiles, client.InNamespace(ns)); err != nil {
+	if err := m.List(ctx, &profiles, client.InNamespace(ns)); err != nil {
 		log.FromContext(ctx).Error(err, "list target profiles for a secret event", "namespace", ns)
 		return requests(ns, clusters...)
 	}
 	if using := selection.ProfilesUsingSecret(obj.GetName(), profiles.Items); len(using) > 0 {
-		clusters = append(clusters, r.clustersUsingProfiles(ctx, ns, using...)...)
+		clusters = append(clusters, m.clustersUsingProfiles(ctx, ns, using...)...)
 	}
-	clusters = append(clusters, r.clustersWithConfigFromSecret(ctx, ns, obj.GetName())...)
+	clusters = append(clusters, m.clustersWithConfigFromSecret(ctx, ns, obj.GetName())...)
 	return requests(ns, clusters...)
 }
 
 // clustersWithConfigFromSecret are the Clusters that select an Output or Input whose spec.secretRefs name the
 // Secret.
-func (r *Reconciler) clustersWithConfigFromSecret(ctx context.Context, namespace, secret string) []string {
+func (m clusterMappings) clustersWithConfigFromSecret(ctx context.Context, namespace, secret string) []string {
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
 	for _, l := range []client.ObjectList{&outputs, &inputs} {
-		if err := r.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		if err := m.List(ctx, l, client.InNamespace(namespace)); err != nil {
 			log.FromContext(ctx).Error(err, "list outputs and inputs for a secret event", "namespace", namespace)
 			return nil
 		}
@@ -108,7 +111,7 @@ func (r *Reconciler) clustersWithConfigFromSecret(ctx context.Context, namespace
 	var clusters []string
 	selecting := func(kind selection.Kind, name string, labels map[string]string) {
 		if pipelines == nil {
-			pipelines = r.pipelines(ctx, namespace)
+			pipelines = m.pipelines(ctx, namespace)
 		}
 		clusters = append(clusters, selection.ClustersSelecting(kind, name, labels, pipelines)...)
 	}
@@ -125,13 +128,13 @@ func (r *Reconciler) clustersWithConfigFromSecret(ctx context.Context, namespace
 	return clusters
 }
 
-func (r *Reconciler) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {
+func (m clusterMappings) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {
 	var targets operatorv1alpha1.TargetList
-	if err := r.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
+	if err := m.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
 		log.FromContext(ctx).Error(err, "list targets for a profile event", "namespace", namespace)
 		return nil
 	}
-	pipelines := r.pipelines(ctx, namespace)
+	pipelines := m.pipelines(ctx, namespace)
 	var clusters []string
 	for _, p := range profiles {
 		clusters = append(clusters, selection.ClustersUsingProfile(p, targets.Items, pipelines)...)
