@@ -328,9 +328,34 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		}
 	})
 
+	// assignmentSettled waits until the replicas own every Cluster as a round over the costs the Clusters'
+	// status shows now would give them (internal/shard.Assign, as every replica computes it), with every
+	// Cluster's status counting all its targets, and returns how long that took. A Cluster's status counts no
+	// target until its first owner reconciles it, and the rounds that see the real costs come every third of
+	// the Lease: until then the replicas are balanced by the costs they saw.
+	assignmentSettled := func(timeout time.Duration) time.Duration {
+		started := time.Now()
+		weights := map[string]int{}
+		for _, f := range fleets {
+			weights[f.Namespace+"/"+f.Cluster] = f.weight()
+		}
+		Eventually(func(g Gomega) {
+			owned, costs := owners(g)
+			for _, c := range costs {
+				if w, ok := weights[c.Key]; ok {
+					g.Expect(c.Cost).To(Equal(w), "the status of %s does not count all its targets yet", c.Key)
+				}
+			}
+			round := shard.Assign(shard.AssignInput{Members: membersOf(liveMembers(g)), Clusters: costs, Owners: owned})
+			g.Expect(round.Moves).To(BeEmpty(), "a round over the Clusters' costs still moves some")
+		}, timeout, 500*time.Millisecond).Should(Succeed())
+		return time.Since(started)
+	}
+
 	It("gives every Cluster to exactly one replica, weighted by its targets and pods", func() {
 		took := everyClusterServed(2 * serveTimeout())
 		record("converge_s", took.Seconds())
+		record("assignment_settled_s", assignmentSettled(2*time.Minute).Seconds())
 		shards := ownership(Default)
 		weight, count := map[string]int{}, map[string]int{}
 		total := 0
