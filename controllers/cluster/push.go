@@ -238,9 +238,11 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 	}
 	if e, ok := r.ledger.Acknowledged(pp.pod); ok && e.Hash == hash {
 		// Acknowledged already; status may have missed the write that said so (a conflict), and it is all a
-		// restarted operator will know.
+		// restarted operator will know. An error status still shows is an earlier push's: the collector holds
+		// this configuration.
 		pp.status.UID, pp.status.Restarts = string(pp.pod.UID), workload.CollectorRestarts(pp.pod)
 		pp.status.Targets, pp.status.ConfigHash = int32(len(cfg.Targets)), hash
+		pp.status.Error = ""
 		return
 	}
 	client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
