@@ -179,7 +179,7 @@ func (r *Reconciler) followCollectors(ctx context.Context, cluster *operatorv1al
 		}
 	}
 	c, tlsConfig := cluster.DeepCopy(), w.clientTLS()
-	r.streams.Track(ctx, client.ObjectKeyFromObject(cluster), ready, func(p *corev1.Pod) (*gnmic.Client, error) {
+	r.streams.Track(ctx, client.ObjectKeyFromObject(cluster), ready, tlsConfig, func(p *corev1.Pod) (*gnmic.Client, error) {
 		return r.Dialer.StreamClient(c, p, tlsConfig)
 	})
 }

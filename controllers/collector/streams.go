@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"crypto/tls"
 	"sync"
 	"time"
 
@@ -29,7 +30,10 @@ type Streams struct {
 type streamWatcher struct {
 	cluster types.NamespacedName
 	uid     types.UID
-	cancel  context.CancelFunc
+	// tls is the client configuration the stream is opened with: the Cluster's as long as its CA and the
+	// operator's client certificate stay the same.
+	tls    *tls.Config
+	cancel context.CancelFunc
 	// connected is true while the collector streams; changed is true when the stream brought an event (or
 	// broke, or (re)connected) since the reconciler last read the collector; aliveAt is when the stream last
 	// carried anything, an event or a keepalive. All three are guarded by Streams.mu.
@@ -67,9 +71,10 @@ func (s *Streams) Start(ctx context.Context) error {
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
 func (s *Streams) NeedLeaderElection() bool { return true }
 
-// Track makes the set of followed pods of one Cluster exactly its ready pods. open gives a client without
-// a request timeout for a pod.
-func (s *Streams) Track(ctx context.Context, cluster types.NamespacedName, ready []*corev1.Pod,
+// Track makes the set of followed pods of one Cluster exactly its ready pods, each stream opened with the
+// client configuration tlsConfig (nil for plain HTTP): open gives a client of it without a request timeout for
+// a pod. A stream opened with another configuration (a CA or client certificate renewed since) is opened again.
+func (s *Streams) Track(ctx context.Context, cluster types.NamespacedName, ready []*corev1.Pod, tlsConfig *tls.Config,
 	open func(*corev1.Pod) (*gnmic.Client, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,7 +89,7 @@ func (s *Streams) Track(ctx context.Context, cluster types.NamespacedName, ready
 		if w.cluster != cluster {
 			continue
 		}
-		if p, ok := want[key]; !ok || p.UID != w.uid {
+		if p, ok := want[key]; !ok || p.UID != w.uid || w.tls != tlsConfig {
 			w.cancel()
 			delete(s.watchers, key)
 		}
@@ -94,7 +99,7 @@ func (s *Streams) Track(ctx context.Context, cluster types.NamespacedName, ready
 			continue
 		}
 		wctx, cancel := context.WithCancel(s.ctx)
-		w := &streamWatcher{cluster: cluster, uid: pod.UID, cancel: cancel, changed: true}
+		w := &streamWatcher{cluster: cluster, uid: pod.UID, tls: tlsConfig, cancel: cancel, changed: true}
 		s.watchers[key] = w
 		go s.follow(log.IntoContext(wctx, log.FromContext(ctx).WithValues("pod", pod.Name)), w, pod, open)
 	}
