@@ -62,6 +62,14 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 })
 
+// A failed spec's report carries the operator's last log lines, so that a failure in CI can be read without
+// running the spec again.
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() {
+		GinkgoWriter.Printf("The operator's last 200 log lines:\n%s\n", logs.Tail(200))
+	}
+})
+
 var _ = AfterSuite(func() {
 	cancel()
 	if env != nil {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
@@ -34,4 +35,10 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Tail is the last n lines written.
+func (b *LogBuffer) Tail(n int) string {
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }
