@@ -12,9 +12,10 @@ import (
 // clusterMemory is everything the reconciler remembers of one Cluster between two reconciles, beyond what
 // the API server and the collectors say. Its one staleness rule: each part is rebuilt by every reconcile from
 // what still exists (pods, Targets, collectors), so it never outgrows the fleet, and the whole is dropped
-// with the Cluster. Reconciles of one Cluster never overlap, so a reconcile owns its Cluster's memory.
+// with the Cluster; only a target's restart backoff waits for the target to run again (or for the Cluster to
+// go). Reconciles of one Cluster never overlap, so a reconcile owns its Cluster's memory.
 //
-// (What each collector acknowledged lives in the collectorLedger instead: it speaks for one collector
+// (What each collector acknowledged lives in the collector.Ledger instead: it speaks for one collector
 // process, whatever Cluster reconcile reads it.)
 type clusterMemory struct {
 	// missingSince is when each desired pod ordinal now missing was first seen missing: the grace period of a
