@@ -17,10 +17,19 @@
 //     that still has room for their weight. A target that fits nowhere stays
 //     unassigned.
 //
+// A target may also have a last pod: the pod it had to leave, or lost, while
+// that pod was not available (Input.Last, which Lasts computes from a
+// placement for the next one). Step 2 then runs in three rounds: the targets
+// on the pod they belong on stay as above; the targets whose last pod is
+// available again go back to it while it has room; the targets still away
+// from their last pod stay where they are while there is room. A fleet whose
+// pods all restart, and come back in any order, so ends where it was.
+//
 // Guarantees, all proven by the tests of this package: no pod's load ever
 // exceeds the capacity, not even while current assignments are kept; with
-// every weight 1 the number of moved targets equals the lower bound (a target
-// moves only when its pod is gone or its pod must shed it); the result does
+// every weight 1 and no target away from its last pod, the number of moved
+// targets equals the lower bound (a target moves only when its pod is gone or
+// its pod must shed it); a restarted fleet ends where it was; the result does
 // not depend on the order of the input; and a target's score for a pod
 // depends on nothing but the target's name and the pod's ordinal.
 //

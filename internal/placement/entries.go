@@ -9,24 +9,44 @@ type entry struct {
 	weight int
 	home   int32 // index of the current pod if it is available, or unplaced
 	pod    int32 // index of the pod the target ends on, or unplaced
+	last   int32 // index of the last pod if it is available, noLast or lastAway
 }
 
 // unplaced is the pod index of a target without a pod.
 const unplaced int32 = -1
 
+// The last pod of an entry that has none (or whose last pod is its current
+// one), and of one whose last pod is another pod that is not available.
+const (
+	noLast   int32 = -1
+	lastAway int32 = -2
+)
+
+// away tells whether the target is not on the pod it belongs on: it has a
+// last pod other than its current one.
+func (e *entry) away() bool {
+	return e.last != noLast
+}
+
 // newEntries returns one entry per target, in input order, with its hash,
-// weight and current pod. A weight below 1 counts as 1 and one above
-// MaxWeight as MaxWeight, and a negative current ordinal counts as no
-// current pod.
-func newEntries(targets []Target, current map[string]int, pods *podSet) []entry {
+// weight, current pod and last pod. A weight below 1 counts as 1 and one
+// above MaxWeight as MaxWeight, and a negative current or last ordinal counts
+// as none.
+func newEntries(targets []Target, current, last map[string]int, pods *podSet) []entry {
 	entries := make([]entry, len(targets))
 	for i := range targets {
 		t := &targets[i]
-		e := entry{hash: hashName(t.Name), from: NoPod, weight: min(max(t.weight(), 1), MaxWeight), home: unplaced, pod: unplaced}
+		e := entry{hash: hashName(t.Name), from: NoPod, weight: min(max(t.weight(), 1), MaxWeight), home: unplaced, pod: unplaced, last: noLast}
 		if ordinal, ok := current[t.Name]; ok && ordinal >= 0 {
 			e.from = ordinal
 			if home, ok := pods.index(ordinal); ok {
 				e.home = home
+			}
+		}
+		if ordinal, ok := last[t.Name]; ok && ordinal >= 0 && ordinal != e.from {
+			e.last = lastAway
+			if back, ok := pods.index(ordinal); ok {
+				e.last = back
 			}
 		}
 		entries[i] = e

@@ -15,6 +15,13 @@ type Input struct {
 	// An ordinal that is not in Pods names a pod that is gone. Entries for
 	// names that are not in Targets are ignored: those targets were deleted.
 	Current map[string]int
+	// Last maps a target's name to the ordinal of the pod it was placed on
+	// before it had to leave it, for a target that is not on that pod now
+	// (it is on another pod, or on none) and should go back once the pod is
+	// available again: after a full restart, for example, the pods come back
+	// one by one and each takes its own targets back. An entry equal to the
+	// target's current pod, or for a name not in Targets, is ignored.
+	Last map[string]int
 }
 
 // Target is one target to place.

@@ -14,10 +14,11 @@ type normalized struct {
 	weights map[string]int // target name → weight
 	names   []string       // sorted target names
 	current map[string]int // target name → current ordinal (only targets, only >= 0)
+	last    map[string]int // target name → last ordinal (only targets, only >= 0, never the current one)
 }
 
 func normalize(in Input) normalized {
-	n := normalized{podSet: map[int]bool{}, weights: map[string]int{}, current: map[string]int{}}
+	n := normalized{podSet: map[int]bool{}, weights: map[string]int{}, current: map[string]int{}, last: map[string]int{}}
 	for _, o := range in.Pods {
 		if o >= 0 && !n.podSet[o] {
 			n.podSet[o] = true
@@ -39,6 +40,13 @@ func normalize(in Input) normalized {
 		n.names = append(n.names, name)
 		if o, ok := in.Current[name]; ok && o >= 0 {
 			n.current[name] = o
+		}
+	}
+	for name := range n.weights {
+		if o, ok := in.Last[name]; ok && o >= 0 {
+			if from, ok := n.current[name]; !ok || from != o {
+				n.last[name] = o
+			}
 		}
 	}
 	slices.Sort(n.names)
@@ -160,7 +168,8 @@ func checkCapacity(in Input, n normalized, r Result) error {
 }
 
 // checkMoves: moves are exactly the targets that had a pod and end elsewhere;
-// never fewer than the lower bound, and exactly it with weight 1.
+// never fewer than the lower bound, and exactly it with weight 1 when no
+// target is away from its last pod.
 func checkMoves(n normalized, r Result) error {
 	var want []Move
 	for _, name := range n.names {
@@ -185,7 +194,7 @@ func checkMoves(n normalized, r Result) error {
 	if len(r.Moves) < r.LowerBoundMoves {
 		return fmt.Errorf("%d moves below the lower bound %d", len(r.Moves), r.LowerBoundMoves)
 	}
-	if n.allWeightOne() && len(r.Moves) != r.LowerBoundMoves {
+	if n.allWeightOne() && len(n.last) == 0 && len(r.Moves) != r.LowerBoundMoves {
 		return fmt.Errorf("%d moves, lower bound %d", len(r.Moves), r.LowerBoundMoves)
 	}
 	return nil
@@ -216,16 +225,32 @@ func lowerBound(n normalized, capacity int) int {
 	return bound
 }
 
-// checkStability: a target whose current pod is available and whose pod's
-// current targets fit within capacity stays there.
+// checkStability: a target on the pod it belongs on (without a last pod
+// elsewhere), whose current pod is available and whose pod's targets that
+// belong there fit within capacity, stays there; a target whose last pod is
+// available and ends on neither it nor its current pod found both full.
 func checkStability(n normalized, r Result) error {
-	currentLoad := map[int]int{}
+	homeLoad := map[int]int{}
 	for name, o := range n.current {
-		currentLoad[o] += n.weights[name]
+		if _, away := n.last[name]; !away {
+			homeLoad[o] += n.weights[name]
+		}
 	}
 	for name, o := range n.current {
-		if n.podSet[o] && currentLoad[o] <= r.Capacity && r.Assignments[name] != o {
+		if _, away := n.last[name]; !away && n.podSet[o] && homeLoad[o] <= r.Capacity && r.Assignments[name] != o {
 			return fmt.Errorf("%q left pod %d although the pod was within capacity", name, o)
+		}
+	}
+	for name, last := range n.last {
+		to, ok := r.Assignments[name]
+		from, had := n.current[name]
+		if !n.podSet[last] || (ok && to == last) || (had && ok && to == from) {
+			continue
+		}
+		for _, o := range []int{last, from} {
+			if n.podSet[o] && (o == last || had) && r.Load[o]+n.weights[name] <= r.Capacity {
+				return fmt.Errorf("%q ended on %d (ok %v) while its last pod %d or current pod %d had room", name, to, ok, last, from)
+			}
 		}
 	}
 	return nil
@@ -234,6 +259,6 @@ func checkStability(n normalized, r Result) error {
 // describe is a compact rendering of an input for failure messages.
 func describe(in Input) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pods=%v podCapacity=%d targets=%v current=%v", in.Pods, in.PodCapacity, in.Targets, in.Current)
+	fmt.Fprintf(&b, "pods=%v podCapacity=%d targets=%v current=%v last=%v", in.Pods, in.PodCapacity, in.Targets, in.Current, in.Last)
 	return b.String()
 }

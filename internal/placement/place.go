@@ -1,5 +1,7 @@
 package placement
 
+import "slices"
+
 // Place decides which pod each target goes to; the package documentation
 // describes how.
 //
@@ -28,13 +30,14 @@ func Place(in Input) Result {
 // where merging duplicates up front would cost a map of all names.
 func tryPlace(in Input) (Result, bool) {
 	pods := newPodSet(in.Pods)
-	entries := newEntries(in.Targets, in.Current, &pods)
+	entries := newEntries(in.Targets, in.Current, in.Last, &pods)
 	p := &planner{
-		targets:  in.Targets,
-		pods:     pods,
-		entries:  entries,
-		capacity: capacityFor(in.PodCapacity, entries, pods.len()),
-		load:     make([]int, pods.len()),
+		targets:   in.Targets,
+		pods:      pods,
+		entries:   entries,
+		capacity:  capacityFor(in.PodCapacity, entries, pods.len()),
+		load:      make([]int, pods.len()),
+		returning: slices.ContainsFunc(entries, func(e entry) bool { return e.away() }),
 	}
 	p.keepCurrent()
 	p.queueByName()
@@ -54,4 +57,10 @@ type planner struct {
 	load       []int    // per pod index
 	queue      []queued // the entries left to place after keepCurrent, by name
 	lowerBound int
+	// returning tells whether some target has a last pod other than its
+	// current one; returned counts those that went back to it, and returns
+	// lists, in no order, those of them that left a current pod to do so.
+	returning bool
+	returned  int
+	returns   []Move
 }

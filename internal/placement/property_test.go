@@ -2,8 +2,10 @@ package placement
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -13,6 +15,7 @@ type generator struct {
 	rng      *rand.Rand
 	weighted bool // weights from 0 to 4 instead of all 1
 	lenient  bool // also input that Validate rejects
+	lasts    bool // some targets have a last pod
 }
 
 func newGenerator(seed uint64, weighted, lenient bool) *generator {
@@ -48,7 +51,31 @@ func (g *generator) input() Input {
 	if g.rng.IntN(4) == 0 {
 		in.Current["deleted"] = g.rng.IntN(4)
 	}
+	if g.lasts {
+		g.addLasts(&in)
+	}
 	return in
+}
+
+// addLasts gives about a third of the targets a last pod, sometimes their
+// current one (which Place ignores) or, in lenient mode, a negative one.
+func (g *generator) addLasts(in *Input) {
+	in.Last = map[string]int{}
+	for _, t := range in.Targets {
+		if g.rng.IntN(3) > 0 {
+			continue
+		}
+		in.Last[t.Name] = g.rng.IntN(14)
+		if o, ok := in.Current[t.Name]; ok && g.rng.IntN(6) == 0 {
+			in.Last[t.Name] = o
+		}
+		if g.lenient && g.rng.IntN(10) == 0 {
+			in.Last[t.Name] = -1
+		}
+	}
+	if g.rng.IntN(4) == 0 {
+		in.Last["deleted"] = g.rng.IntN(4)
+	}
 }
 
 // pods is usually 0..n-1, sometimes any subset of 0..13.
@@ -71,6 +98,12 @@ func (g *generator) pods() []int {
 // shuffled is the same input in another order, with its map built anew.
 func (g *generator) shuffled(in Input) Input {
 	out := Input{PodCapacity: in.PodCapacity, Current: map[string]int{}}
+	if in.Last != nil {
+		out.Last = map[string]int{}
+		for _, name := range slices.Collect(maps.Keys(in.Last)) {
+			out.Last[name] = in.Last[name]
+		}
+	}
 	out.Pods = append(out.Pods, in.Pods...)
 	out.Targets = append(out.Targets, in.Targets...)
 	g.rng.Shuffle(len(out.Pods), func(i, j int) { out.Pods[i], out.Pods[j] = out.Pods[j], out.Pods[i] })
@@ -88,16 +121,20 @@ func (g *generator) shuffled(in Input) Input {
 
 func TestPlaceAgreesWithTheReferenceAndKeepsEveryGuarantee(t *testing.T) {
 	kinds := []struct {
-		name              string
-		weighted, lenient bool
+		name                     string
+		weighted, lenient, lasts bool
 	}{
-		{"weight 1", false, false},
-		{"weighted", true, false},
-		{"lenient", true, true},
+		{"weight 1", false, false, false},
+		{"weighted", true, false, false},
+		{"lenient", true, true, false},
+		{"weight 1 with last pods", false, false, true},
+		{"weighted with last pods", true, false, true},
+		{"lenient with last pods", true, true, true},
 	}
 	for k, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
 			g := newGenerator(uint64(k)+1, kind.weighted, kind.lenient)
+			g.lasts = kind.lasts
 			for range 3000 {
 				place(t, g.input())
 			}
@@ -107,7 +144,8 @@ func TestPlaceAgreesWithTheReferenceAndKeepsEveryGuarantee(t *testing.T) {
 
 func TestPlaceGivesTheSameResultForTheSameInputInAnyOrder(t *testing.T) {
 	g := newGenerator(11, true, true)
-	for range 2000 {
+	for i := range 4000 {
+		g.lasts = i%2 == 1
 		in := g.input()
 		want := Place(in)
 		for range 3 {

@@ -25,23 +25,45 @@ func referencePlace(in Input) Result {
 	load := map[int]int{}
 	assigned := map[string]int{}
 
-	// Keep current targets, best score first, while they fit.
-	for _, o := range n.pods {
+	// Keep, per pod, best score first, while they fit: first the targets at
+	// home there (without a last pod elsewhere), then those whose last pod it
+	// is, then those away from their last pod that are on it now.
+	returned := 0
+	keep := func(o int, member func(name string) bool) []string {
 		var members []string
 		for _, name := range n.names {
-			if from, ok := n.current[name]; ok && from == o {
+			if _, done := assigned[name]; !done && member(name) {
 				members = append(members, name)
 			}
 		}
 		slices.SortStableFunc(members, func(a, b string) int { return cmp.Compare(Score(b, o), Score(a, o)) })
+		var kept []string
 		for _, name := range members {
 			if load[o]+n.weights[name] <= capacity {
 				load[o] += n.weights[name]
 				assigned[name] = o
+				kept = append(kept, name)
 			}
 		}
+		return kept
 	}
-
+	for _, o := range n.pods {
+		keep(o, func(name string) bool {
+			from, ok := n.current[name]
+			_, away := n.last[name]
+			return ok && from == o && !away
+		})
+	}
+	for _, o := range n.pods {
+		returned += len(keep(o, func(name string) bool { last, ok := n.last[name]; return ok && last == o }))
+	}
+	for _, o := range n.pods {
+		keep(o, func(name string) bool {
+			from, ok := n.current[name]
+			_, away := n.last[name]
+			return ok && from == o && away
+		})
+	}
 	// Everyone else, alphabetically, to the best-scoring pod with room.
 	for _, name := range n.names {
 		if _, ok := assigned[name]; ok {
@@ -66,6 +88,7 @@ func referencePlace(in Input) Result {
 		Oversized:       []string{},
 		Moves:           []Move{},
 		LowerBoundMoves: lowerBound(n, capacity),
+		Returned:        returned,
 	}
 	for _, o := range n.pods {
 		r.Load[o] = load[o]

@@ -1,8 +1,14 @@
 package placement
 
+import (
+	"slices"
+	"strings"
+)
+
 // result reports the decided placement. Only entries left to place after
-// keepCurrent can be moves or unassigned, and those are in name order, so the
-// lists come out sorted. It reports false when a name is given twice, which
+// keepCurrent can be unassigned, and those are in name order, so the list
+// comes out sorted; so do the moves, once those of targets that went back to
+// their last pod are sorted in. It reports false when a name is given twice, which
 // shows here as a name assigned twice or both assigned and unassigned.
 func (p *planner) result(fixedCapacity bool) (Result, bool) {
 	r := Result{
@@ -12,6 +18,7 @@ func (p *planner) result(fixedCapacity bool) (Result, bool) {
 		Oversized:       []string{},
 		Moves:           []Move{},
 		LowerBoundMoves: p.lowerBound,
+		Returned:        p.returned,
 	}
 	for pod, ordinal := range p.pods.ordinals {
 		r.Load[ordinal] = p.load[pod]
@@ -49,6 +56,10 @@ func (p *planner) result(fixedCapacity bool) (Result, bool) {
 		if q.from != NoPod && q.from != to {
 			r.Moves = append(r.Moves, Move{Target: p.targets[q.index].Name, From: q.from, To: to})
 		}
+	}
+	if len(p.returns) > 0 {
+		r.Moves = append(r.Moves, p.returns...)
+		slices.SortFunc(r.Moves, func(a, b Move) int { return strings.Compare(a.Target, b.Target) })
 	}
 	return r, true
 }

@@ -27,8 +27,12 @@ type Result struct {
 	// for every available pod whose current targets weigh more than Capacity,
 	// the fewest of them whose removal brings it within Capacity (the
 	// heaviest first; with weight 1 that is the excess count). With every
-	// weight 1, len(Moves) always equals it.
+	// weight 1 and no target away from its Last pod, len(Moves) always
+	// equals it; a target going back to its last pod is a move on top.
 	LowerBoundMoves int
+	// Returned counts the targets that went back to their Last pod, with a
+	// current pod (a move) or without one.
+	Returned int
 }
 
 // Move is a target leaving its pod.

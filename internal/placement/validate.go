@@ -17,7 +17,7 @@ func (e *InputError) Error() string {
 
 // Validate reports the first problem in the input as an *InputError, or nil.
 // Problems are looked for in a fixed order (pods, podCapacity, targets in
-// input order, then current by name), so the answer is deterministic.
+// input order, then current and last by name), so the answer is deterministic.
 //
 // Place accepts input that Validate rejects (see Place); a caller that wants
 // to tell its user about bad input calls Validate first.
@@ -31,7 +31,10 @@ func (in Input) Validate() error {
 	if err := validateTargets(in.Targets); err != nil {
 		return err
 	}
-	return validateCurrent(in.Current)
+	if err := validateOrdinals("current", in.Current); err != nil {
+		return err
+	}
+	return validateOrdinals("last", in.Last)
 }
 
 func validatePods(pods []int) error {
@@ -65,9 +68,9 @@ func validateTargets(targets []Target) error {
 	return nil
 }
 
-// validateCurrent reports the alphabetically first bad entry, so that the
-// answer does not depend on map iteration order.
-func validateCurrent(current map[string]int) error {
+// validateOrdinals reports the alphabetically first negative ordinal of
+// current or last, so that the answer does not depend on map iteration order.
+func validateOrdinals(field string, current map[string]int) error {
 	first, found := "", false
 	for name, ordinal := range current {
 		if ordinal < 0 && (!found || name < first) {
@@ -75,7 +78,7 @@ func validateCurrent(current map[string]int) error {
 		}
 	}
 	if found {
-		return invalid(fmt.Sprintf("current[%q]", first), "ordinal must not be negative, got %d", current[first])
+		return invalid(fmt.Sprintf("%s[%q]", field, first), "ordinal must not be negative, got %d", current[first])
 	}
 	return nil
 }

@@ -42,6 +42,11 @@ func TestValidate(t *testing.T) {
 			want: `current["b"]: ordinal must not be negative, got -3`,
 		},
 		{
+			name: "rejects a negative last ordinal, after the current ones",
+			in:   Input{Current: map[string]int{"a": 0}, Last: map[string]int{"y": -2, "c": 1}},
+			want: `last["y"]: ordinal must not be negative, got -2`,
+		},
+		{
 			name: "reports pods before targets",
 			in:   Input{Pods: []int{-1}, Targets: []Target{{}}},
 			want: "pods[0]: ordinal must not be negative, got -1",
