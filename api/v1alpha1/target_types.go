@@ -36,6 +36,14 @@ type TargetClusterState struct {
 	// +optional
 	Pod string `json:"pod,omitempty"`
 
+	// LastPod is the collector pod the target belongs on while it is not there: the pod it was taken from
+	// because the pod stopped being ready past the grace period, was deleted or was scaled to zero with the
+	// rest of the Cluster. The target goes back to it once that pod is ready again and has room, so that a
+	// Cluster whose pods all restart ends with the placement it had. Empty while the target is on the pod it
+	// belongs on, and once its pod is scaled away for good.
+	// +optional
+	LastPod string `json:"lastPod,omitempty"`
+
 	// State of the target's placement: Assigned (its pod's collector runs it), Pending (placed on a pod whose
 	// collector does not run it yet), Unassigned (every pod was at capacity), Orphaned (its pod stopped
 	// being ready and keeps it for the grace period) or Skipped (its configuration cannot be rendered, for

@@ -39,6 +39,9 @@ const (
 	// EventTargetsMoved: placement moved targets to other pods; the message names them (the first ten) and
 	// the lower bound of moves.
 	EventTargetsMoved = "TargetsMoved"
+	// EventTargetsReturned: targets went back to the pod they belong on (status.clusterStates[].lastPod) once
+	// it was ready again, after a restart or a pod unready past the grace period.
+	EventTargetsReturned = "TargetsReturned"
 	// EventCapacityExhausted: targets could not be assigned, every pod is at capacity.
 	EventCapacityExhausted = "CapacityExhausted"
 	// EventCapacityRestored: every target is assigned to a pod again.

@@ -26,6 +26,10 @@ func (r *Reconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placemen
 		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
 			len(moves), plan.result.LowerBoundMoves, describeMoves(cluster, moves, 10))
 	}
+	if n := plan.result.Returned; n > 0 {
+		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventTargetsReturned,
+			"%d target(s) went back to the pod they were on before it stopped being ready", n)
+	}
 	if shared := pushed.sharedRejections(); len(shared) > 0 {
 		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventConfigurationRejected,
 			"%d pod(s) refuse the Cluster's outputs, inputs or processors; they keep what they hold: %s",

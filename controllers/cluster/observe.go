@@ -44,8 +44,10 @@ type world struct {
 	desired    []int
 	desiredSet map[int]bool
 	split      *domainSplit
-	// current is each target's pod ordinal as its status records it.
+	// current is each target's pod ordinal as its status records it; last the ordinal of the pod it belongs
+	// on while it is not there (status' lastPod).
 	current map[string]int
+	last    map[string]int
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
 	apiTLS *credentials.APITLS
 	// fingerprintKey keys the fingerprints of the collectors' configurations (credentials.FingerprintKey).
@@ -85,6 +87,15 @@ func (w *world) placeable() []string {
 		return w.selection.TargetNames()
 	}
 	return w.rendered.TargetNames()
+}
+
+// lastOrCurrent is the pod a target belongs on: its last pod, or its current one.
+func (w *world) lastOrCurrent(name string) (int, bool) {
+	if o, ok := w.last[name]; ok {
+		return o, true
+	}
+	o, ok := w.current[name]
+	return o, ok
 }
 
 // skippedTarget is why a selected target cannot be configured, if it cannot.
@@ -165,6 +176,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		pipelines: pipelines.Items,
 		pods:      map[int]*corev1.Pod{},
 		current:   map[string]int{},
+		last:      map[string]int{},
 	}
 
 	w.conn.Profiles = map[string]*operatorv1alpha1.TargetProfile{}
@@ -214,11 +226,14 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	}
 	for _, st := range w.selection.Targets {
 		state, ok := st.Target.Status.ClusterStates[cluster.Name]
-		if !ok || state.Pod == "" {
+		if !ok {
 			continue
 		}
-		if ordinal, ok := workload.PodOrdinal(cluster, state.Pod); ok {
+		if ordinal, ok := workload.PodOrdinal(cluster, state.Pod); ok && state.Pod != "" {
 			w.current[st.Target.Name] = ordinal
+		}
+		if ordinal, ok := workload.PodOrdinal(cluster, state.LastPod); ok && state.LastPod != "" {
+			w.last[st.Target.Name] = ordinal
 		}
 	}
 	return w, nil

@@ -26,6 +26,9 @@ type placementPlan struct {
 	refusing map[int]time.Time
 	// grace is the Cluster's grace period.
 	grace time.Duration
+	// last is the ordinal of the pod each target belongs on while it is not there (placement.Lasts): what
+	// the targets' status.lastPod says after this reconcile.
+	last map[string]int
 }
 
 // assignment is the ordinal a target ends on, and whether it has one.
@@ -74,7 +77,7 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 
 	plan := placementPlan{availability: avail, held: map[string]int{}, onPod: map[int][]string{}, grace: grace}
 	plan.refusing = r.refusingPods(memory, w, avail.Ready, grace)
-	in := placement.Input{Pods: withoutRefusing(avail.Ready, plan.refusing), Current: map[string]int{}}
+	in := placement.Input{Pods: withoutRefusing(avail.Ready, plan.refusing), Current: map[string]int{}, Last: map[string]int{}}
 	if c := cluster.Spec.TargetDistribution.PodCapacity; c != nil {
 		in.PodCapacity = int(*c)
 	}
@@ -87,8 +90,22 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 		if o, ok := w.current[name]; ok {
 			in.Current[name] = o
 		}
+		if o, ok := w.last[name]; ok {
+			in.Last[name] = o
+		}
 	}
 	plan.result = placement.Place(in)
+	plan.last = placement.Lasts(in, plan.result, func(ordinal int) bool { return w.desiredSet[ordinal] })
+	for name := range plan.held {
+		if o, ok := w.last[name]; ok {
+			plan.last[name] = o
+		}
+	}
+	for name := range w.skippedByTarget {
+		if o, ok := w.lastOrCurrent(name); ok {
+			plan.last[name] = o
+		}
+	}
 	for name, o := range plan.result.Assignments {
 		plan.onPod[o] = append(plan.onPod[o], name)
 	}

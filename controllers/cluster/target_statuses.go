@@ -154,6 +154,16 @@ func (r *Reconciler) patchTargetStates(ctx context.Context, cluster string, writ
 // collecting only when that collector says so.
 func targetState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan placementPlan, runtimes collectorRuntimes,
 	pushed pushResults) operatorv1alpha1.TargetClusterState {
+	st := placementState(cluster, w, name, plan, runtimes, pushed)
+	if o, ok := plan.last[name]; ok {
+		st.LastPod = workload.PodName(cluster, o)
+	}
+	return st
+}
+
+// placementState is a target's entry for this Cluster but its last pod.
+func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan placementPlan, runtimes collectorRuntimes,
+	pushed pushResults) operatorv1alpha1.TargetClusterState {
 	if skip, skipped := w.skippedTarget(name); skipped {
 		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetSkipped,
 			Message: "not sent to any collector: " + skip.Err.Error()}
@@ -237,7 +247,7 @@ func cmpOr(s, fallback string) string {
 }
 
 func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
-	return a.Pod == b.Pod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
+	return a.Pod == b.Pod && a.LastPod == b.LastPod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
 		a.Collecting == b.Collecting && a.Message == b.Message
 }
 
