@@ -30,7 +30,7 @@ var _ = Describe("A full restart of a Cluster's collector pods", func() {
 		for o := range 3 {
 			f.removePod(o)
 		}
-		f.unassignedRemembering(before)
+		f.unassignedRemembering(before, "the Cluster is scaled to zero")
 
 		f.scale(3)
 		f.comeBackOneByOne(targets, 1, 0, 2)
@@ -45,7 +45,7 @@ var _ = Describe("A full restart of a Cluster's collector pods", func() {
 		for o := range 3 {
 			f.removePod(o)
 		}
-		f.unassignedRemembering(before)
+		f.unassignedRemembering(before, "no collector pod is ready")
 
 		f.comeBackOneByOne(targets, 2, 0, 1)
 		f.expectPlacedAsBefore(targets, before)
@@ -93,14 +93,15 @@ func (f *fleet) statuses() map[string]operatorv1alpha1.TargetClusterState {
 	return out
 }
 
-// unassignedRemembering waits until every target is unassigned, its status naming the pod it was on as its
-// last pod.
-func (f *fleet) unassignedRemembering(before map[string]int) {
+// unassignedRemembering waits until every target is unassigned for the reason given, its status naming the
+// pod it was on as its last pod.
+func (f *fleet) unassignedRemembering(before map[string]int, reason string) {
 	Eventually(func(g Gomega) {
 		statuses := f.statuses()
 		g.Expect(statuses).To(HaveLen(len(before)))
 		for name, st := range statuses {
 			g.Expect(st.State).To(Equal(operatorv1alpha1.TargetUnassigned), "target %s", name)
+			g.Expect(st.Message).To(Equal(reason), "target %s", name)
 			g.Expect(st.Pod).To(BeEmpty(), "target %s", name)
 			g.Expect(st.LastPod).To(Equal(f.podName(before[name])), "target %s", name)
 		}

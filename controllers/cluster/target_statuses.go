@@ -170,8 +170,7 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 	}
 	ordinal, ok := plan.assignment(name)
 	if !ok {
-		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned,
-			Message: "every collector pod is at capacity"}
+		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned, Message: unassignedReason(w, plan)}
 	}
 	want := operatorv1alpha1.TargetClusterState{Pod: workload.PodName(cluster, ordinal)}
 	if _, held := plan.held[name]; held {
@@ -189,6 +188,18 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 	want.State = operatorv1alpha1.TargetPending
 	want.Message = pendingReason(name, pushed.pods[ordinal], runtimes[ordinal])
 	return want
+}
+
+// unassignedReason says why a target has no pod: there is none to have (the Cluster is scaled to zero, or
+// none of its pods is ready), or every pod is full.
+func unassignedReason(w *world, plan placementPlan) string {
+	switch {
+	case len(w.desired) == 0:
+		return "the Cluster is scaled to zero"
+	case len(plan.result.Load) == 0:
+		return "no collector pod is ready"
+	}
+	return "every collector pod is at capacity"
 }
 
 // notCollecting says why a target its collector runs delivers no telemetry; empty when it does.
