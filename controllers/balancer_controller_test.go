@@ -33,18 +33,7 @@ import (
 const balancerLook = 300 * time.Millisecond
 
 var _ = Describe("Balancer", Ordered, func() {
-	BeforeAll(func() {
-		mgr := newManager(cfg)
-		Expect(startBalancer(mgr)).To(Succeed())
-		ctx, stop := context.WithCancel(suiteCtx)
-		done := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(done)
-			Expect(mgr.Start(ctx)).To(Succeed())
-		}()
-		DeferCleanup((&operator{stop: stop, done: done}).Stop)
-	})
+	BeforeAll(runBalancerOperator)
 
 	It("spreads replicas 2:1 over two Deployments and follows spec.replicas written through its scale subresource", func() {
 		w := newWorkloads()
@@ -217,6 +206,20 @@ var _ = Describe("Balancer", Ordered, func() {
 		w.expectReplicas("Deployment", map[string]int32{"own-hpa": 3, "ok": 0})
 	})
 })
+
+// runBalancerOperator runs an operator with the Balancer controller alone until the end of the container.
+func runBalancerOperator() {
+	mgr := newManager(cfg)
+	Expect(startBalancer(mgr)).To(Succeed())
+	ctx, stop := context.WithCancel(suiteCtx)
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	DeferCleanup((&operator{stop: stop, done: done}).Stop)
+}
 
 // startBalancer adds the Balancer controller to the manager, looking at the targets every balancerLook.
 func startBalancer(mgr ctrl.Manager) error {
