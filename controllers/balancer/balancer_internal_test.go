@@ -93,9 +93,9 @@ func testBalancer(policy operatorv1alpha1.BalancerPolicy, targets ...operatorv1a
 }
 
 func TestBalanceInputLeavesOutTheTargetsLeftAlone(t *testing.T) {
-	b := testBalancer(operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority,
-		Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"gone", "spot", "on-demand"}},
-		Fallback: &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: time.Minute}}},
+	b := testBalancer(operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority,
+		Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"gone", "spot", "on-demand"}},
+		Fallback:   &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: time.Minute}}},
 		operatorv1alpha1.BalancerTarget{Name: "on-demand", MinReplicas: ptr.To[int32](1)},
 		operatorv1alpha1.BalancerTarget{Name: "spot", MaxReplicas: ptr.To[int32](4)},
 		operatorv1alpha1.BalancerTarget{Name: "gone"})
@@ -178,8 +178,8 @@ func TestNextBalancerLookIsWhenAStartupTimeoutEnds(t *testing.T) {
 }
 
 func TestConditionsSayWhyReplicasAreNotPlaced(t *testing.T) {
-	b := testBalancer(operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-		Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}}},
+	b := testBalancer(operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+		Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}}},
 		operatorv1alpha1.BalancerTarget{Name: "a", MinReplicas: ptr.To[int32](4)},
 		operatorv1alpha1.BalancerTarget{Name: "b", MinReplicas: ptr.To[int32](4)})
 	targets := []observedTarget{{spec: b.Spec.Targets[0], scale: &autoscalingv1.Scale{}}, {spec: b.Spec.Targets[1], scale: &autoscalingv1.Scale{}}}

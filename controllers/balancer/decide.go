@@ -36,7 +36,7 @@ func decide(b *operatorv1alpha1.Balancer, targets []observedTarget, now time.Tim
 // balanceInput translates the Balancer's spec and what its targets' pods do into the core's terms. A
 // priority order keeps only the targets that take part, in its order.
 func balanceInput(b *operatorv1alpha1.Balancer, targets []observedTarget, now time.Time) balance.Input {
-	in := balance.Input{Replicas: int(balancerReplicas(b)), Policy: balance.Policy(b.Spec.Policy.Name)}
+	in := balance.Input{Replicas: int(balancerReplicas(b)), Policy: balance.Policy(b.Spec.Policy.PolicyName)}
 	if f := b.Spec.Policy.Fallback; f != nil {
 		in.StartupTimeout = f.StartupTimeout.Duration
 	}
@@ -57,12 +57,12 @@ func balanceInput(b *operatorv1alpha1.Balancer, targets []observedTarget, now ti
 		if t.spec.MaxReplicas != nil {
 			bt.Max = ptr.To(int(*t.spec.MaxReplicas))
 		}
-		if p := b.Spec.Policy.Proportional; p != nil {
+		if p := b.Spec.Policy.Proportions; p != nil {
 			bt.Proportion = int(p.TargetProportions[t.spec.Name])
 		}
 		in.Targets = append(in.Targets, bt)
 	}
-	if p := b.Spec.Policy.Priority; p != nil {
+	if p := b.Spec.Policy.Priorities; p != nil {
 		for _, name := range p.TargetOrder {
 			if taking[name] {
 				in.Order = append(in.Order, name)
