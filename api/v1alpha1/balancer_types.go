@@ -104,8 +104,8 @@ const (
 // BalancerPolicy decides how replicas are spread, and what happens to replicas that do not start. Its fields
 // are named as in the Kubernetes Balancer KEP (policyName, priorities, proportions), so that a Balancer
 // written from the KEP applies unchanged; before they were name, priority and proportional.
-// +kubebuilder:validation:XValidation:rule="(self.policyName == 'priority') == has(self.priorities)",message="policy.priorities is set when, and only when, policy.policyName is priority"
-// +kubebuilder:validation:XValidation:rule="(self.policyName == 'proportional') == has(self.proportions)",message="policy.proportions is set when, and only when, policy.policyName is proportional"
+// +kubebuilder:validation:XValidation:rule="!has(self.policyName) || (self.policyName == 'priority') == has(self.priorities)",message="policy.priorities is set when, and only when, policy.policyName is priority"
+// +kubebuilder:validation:XValidation:rule="!has(self.policyName) || (self.policyName == 'proportional') == has(self.proportions)",message="policy.proportions is set when, and only when, policy.policyName is proportional"
 type BalancerPolicy struct {
 	// PolicyName is the policy: priority (its settings in priorities) or proportional (its settings in
 	// proportions).

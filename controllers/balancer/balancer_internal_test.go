@@ -1,6 +1,7 @@
 package balancer
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -202,6 +203,22 @@ func TestConditionsSayWhyReplicasAreNotPlaced(t *testing.T) {
 	}
 	if st.Targets[0].Desired == nil || *st.Targets[0].Desired != 2 || len(st.Targets[0].Reasons) == 0 {
 		t.Errorf("target a = %+v, want desired 2 with the reason", st.Targets[0])
+	}
+}
+
+func TestAPolicyWithoutPolicyNameWritesNothingAndSaysToApplyTheKEPNames(t *testing.T) {
+	// What a Balancer stored with policy.name and policy.priority holds once the API server prunes them.
+	b := testBalancer(operatorv1alpha1.BalancerPolicy{},
+		operatorv1alpha1.BalancerTarget{Name: "a"}, operatorv1alpha1.BalancerTarget{Name: "b"})
+	targets := []observedTarget{{spec: b.Spec.Targets[0], scale: &autoscalingv1.Scale{}}, {spec: b.Spec.Targets[1], scale: &autoscalingv1.Scale{}}}
+	plan := decide(b, targets, balancerEpoch)
+	if len(plan.allocations) != 0 {
+		t.Errorf("allocations = %v, want none: nothing is written", plan.allocations)
+	}
+	balanced := findCondition(balancerStatus(b, targets, plan).Conditions, operatorv1alpha1.ConditionBalanced)
+	if balanced.Status != metav1.ConditionFalse || balanced.Reason != operatorv1alpha1.ReasonCannotBalance ||
+		!strings.Contains(balanced.Message, "policyName, priorities and proportions") {
+		t.Errorf("Balanced = %+v, want False CannotBalance naming the new field names", balanced)
 	}
 }
 
