@@ -33,25 +33,14 @@ import (
 const balancerLook = 300 * time.Millisecond
 
 var _ = Describe("Balancer", Ordered, func() {
-	BeforeAll(func() {
-		mgr := newManager(cfg)
-		Expect(startBalancer(mgr)).To(Succeed())
-		ctx, stop := context.WithCancel(suiteCtx)
-		done := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(done)
-			Expect(mgr.Start(ctx)).To(Succeed())
-		}()
-		DeferCleanup((&operator{stop: stop, done: done}).Stop)
-	})
+	BeforeAll(runBalancerOperator)
 
 	It("spreads replicas 2:1 over two Deployments and follows spec.replicas written through its scale subresource", func() {
 		w := newWorkloads()
 		w.deployment("zone-a")
 		w.deployment("zone-b")
-		w.balancer("collectors", 3, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-			Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 2, "b": 1}}},
+		w.balancer("collectors", 3, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+			Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 2, "b": 1}}},
 			w.target("a", "Deployment", "zone-a"), w.target("b", "Deployment", "zone-b"))
 		w.expectReplicas("Deployment", map[string]int32{"zone-a": 2, "zone-b": 1})
 		Eventually(func(g Gomega) {
@@ -85,8 +74,8 @@ var _ = Describe("Balancer", Ordered, func() {
 	It("writes a target's scale only when it differs from what the policy gives it", func() {
 		w := newWorkloads()
 		w.deployment("zone-a")
-		w.balancer("steady", 2, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority,
-			Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"a"}}}, w.target("a", "Deployment", "zone-a"))
+		w.balancer("steady", 2, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority,
+			Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"a"}}}, w.target("a", "Deployment", "zone-a"))
 		w.expectReplicas("Deployment", map[string]int32{"zone-a": 2})
 		var d appsv1.Deployment
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: w.ns, Name: "zone-a"}, &d)).To(Succeed())
@@ -102,8 +91,8 @@ var _ = Describe("Balancer", Ordered, func() {
 		w.statefulSet("spot")
 		w.replicaSet("on-demand")
 		w.cluster("reserve")
-		w.balancer("spill", 5, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority,
-			Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"spot", "on-demand", "reserve"}}},
+		w.balancer("spill", 5, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority,
+			Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"spot", "on-demand", "reserve"}}},
 			w.targetWith("spot", "StatefulSet", "spot", 0, ptr.To[int32](2)),
 			w.targetWith("on-demand", "ReplicaSet", "on-demand", 0, ptr.To[int32](2)),
 			w.targetWith("reserve", "Cluster", "reserve", 0, ptr.To[int32](2)))
@@ -127,8 +116,8 @@ var _ = Describe("Balancer", Ordered, func() {
 		w := newWorkloads()
 		w.deployment("zone-a")
 		w.deployment("zone-b")
-		w.balancerWith("floor", 3, nil, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-			Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}}},
+		w.balancerWith("floor", 3, nil, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+			Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}}},
 			w.targetWith("a", "Deployment", "zone-a", 2, nil), w.targetWith("b", "Deployment", "zone-b", 2, nil))
 		w.expectReplicas("Deployment", map[string]int32{"zone-a": 2, "zone-b": 2})
 		Eventually(func(g Gomega) {
@@ -144,9 +133,9 @@ var _ = Describe("Balancer", Ordered, func() {
 		w := newWorkloads()
 		w.deployment("zone-a")
 		w.deployment("zone-b")
-		w.balancer("fallback", 4, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-			Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}},
-			Fallback:     &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: 2 * time.Second}}},
+		w.balancer("fallback", 4, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+			Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}},
+			Fallback:    &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: 2 * time.Second}}},
 			w.target("a", "Deployment", "zone-a"), w.target("b", "Deployment", "zone-b"))
 		w.expectReplicas("Deployment", map[string]int32{"zone-a": 2, "zone-b": 2})
 		w.addPods("zone-a", 2, true)
@@ -193,8 +182,8 @@ var _ = Describe("Balancer", Ordered, func() {
 		widget.ScaleTargetRef.APIVersion = "example.com/v1"
 		settings := w.target("settings", "ConfigMap", "settings")
 		settings.ScaleTargetRef.APIVersion = "v1"
-		w.balancer("partial", 3, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority,
-			Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"gone", "settings", "widget", "own-hpa", "ok"}}},
+		w.balancer("partial", 3, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority,
+			Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"gone", "settings", "widget", "own-hpa", "ok"}}},
 			w.target("gone", "Deployment", "gone"), settings, widget, w.target("own-hpa", "Deployment", "own-hpa"),
 			w.target("ok", "Deployment", "ok"))
 		w.expectReplicas("Deployment", map[string]int32{"ok": 3, "own-hpa": 0})
@@ -217,6 +206,20 @@ var _ = Describe("Balancer", Ordered, func() {
 		w.expectReplicas("Deployment", map[string]int32{"own-hpa": 3, "ok": 0})
 	})
 })
+
+// runBalancerOperator runs an operator with the Balancer controller alone until the end of the container.
+func runBalancerOperator() {
+	mgr := newManager(cfg)
+	Expect(startBalancer(mgr)).To(Succeed())
+	ctx, stop := context.WithCancel(suiteCtx)
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	DeferCleanup((&operator{stop: stop, done: done}).Stop)
+}
 
 // startBalancer adds the Balancer controller to the manager, looking at the targets every balancerLook.
 func startBalancer(mgr ctrl.Manager) error {
@@ -435,8 +438,8 @@ func balanceEveryShippedKind(refusedNothing func()) {
 	w.statefulSet("pool-b")
 	w.replicaSet("pool-c")
 	w.cluster("pool-d")
-	w.balancer("every-kind", 4, operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority,
-		Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"a", "b", "c", "d"}}},
+	w.balancer("every-kind", 4, operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority,
+		Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"a", "b", "c", "d"}}},
 		w.targetWith("a", "Deployment", "pool-a", 1, ptr.To[int32](1)), w.targetWith("b", "StatefulSet", "pool-b", 1, ptr.To[int32](1)),
 		w.targetWith("c", "ReplicaSet", "pool-c", 1, ptr.To[int32](1)), w.targetWith("d", "Cluster", "pool-d", 1, ptr.To[int32](1)))
 	Eventually(func(g Gomega) {

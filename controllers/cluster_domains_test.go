@@ -65,9 +65,9 @@ var _ = Describe("Cluster across failure domains", func() {
 			c.Spec.Replicas = ptr.To(int32(4))
 			c.Spec.TargetDistribution.UnreadyGracePeriod = &metav1.Duration{Duration: 2 * time.Second}
 			c.Spec.Domains = []operatorv1alpha1.ClusterDomain{{Name: "zone-a"}, {Name: "zone-b"}}
-			c.Spec.DomainPolicy = &operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-				Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"zone-a": 1, "zone-b": 1}},
-				Fallback:     &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: 5 * time.Second}}}
+			c.Spec.DomainPolicy = &operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+				Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"zone-a": 1, "zone-b": 1}},
+				Fallback:    &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: 5 * time.Second}}}
 		})
 		a0, a1, a2, a3 := domains.Slot(0, 0), domains.Slot(0, 1), domains.Slot(0, 2), domains.Slot(0, 3)
 		b0, b1 := domains.Slot(1, 0), domains.Slot(1, 1)

@@ -5,8 +5,8 @@ import (
 )
 
 // BalancerSpec is a total of replicas to spread over several scale targets by a policy.
-// +kubebuilder:validation:XValidation:rule="!has(self.policy.priority) || self.policy.priority.targetOrder.all(n, self.targets.exists(t, t.name == n))",message="policy.priority.targetOrder must name targets of spec.targets"
-// +kubebuilder:validation:XValidation:rule="!has(self.policy.proportional) || self.policy.proportional.targetProportions.all(n, self.targets.exists(t, t.name == n))",message="policy.proportional.targetProportions must name targets of spec.targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.policy.priorities) || self.policy.priorities.targetOrder.all(n, self.targets.exists(t, t.name == n))",message="policy.priorities.targetOrder must name targets of spec.targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.policy.proportions) || self.policy.proportions.targetProportions.all(n, self.targets.exists(t, t.name == n))",message="policy.proportions.targetProportions must name targets of spec.targets"
 // +kubebuilder:validation:XValidation:rule="self.targets.all(t, self.targets.exists_one(u, u.scaleTargetRef.kind == t.scaleTargetRef.kind && u.scaleTargetRef.name == t.scaleTargetRef.name))",message="two targets must not scale the same workload: each scaleTargetRef (kind and name) appears once"
 type BalancerSpec struct {
 	// Targets are the workloads the replicas are spread over: Deployments, StatefulSets, ReplicaSets, Clusters or
@@ -70,7 +70,9 @@ type BalancerTarget struct {
 // ScaleTargetReference names a workload with the scale subresource, as a HorizontalPodAutoscaler's
 // scaleTargetRef does.
 type ScaleTargetReference struct {
-	// APIVersion of the workload, for example apps/v1 or operator.gnmic.dev/v1alpha1.
+	// APIVersion of the workload, for example apps/v1 or operator.gnmic.dev/v1alpha1. Required: where a
+	// HorizontalPodAutoscaler's scaleTargetRef leaves it out, it means the core API group, which has no
+	// Deployments, StatefulSets or ReplicaSets.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
@@ -93,27 +95,32 @@ type BalancerPolicyName string
 
 // The Balancer policies.
 const (
-	// BalancerPriority fills the targets in policy.priority.targetOrder, each up to its maxReplicas.
+	// BalancerPriority fills the targets in policy.priorities.targetOrder, each up to its maxReplicas.
 	BalancerPriority BalancerPolicyName = "priority"
-	// BalancerProportional spreads the replicas by policy.proportional.targetProportions.
+	// BalancerProportional spreads the replicas by policy.proportions.targetProportions.
 	BalancerProportional BalancerPolicyName = "proportional"
 )
 
-// BalancerPolicy decides how replicas are spread, and what happens to replicas that do not start.
-// +kubebuilder:validation:XValidation:rule="(self.name == 'priority') == has(self.priority)",message="policy.priority is set when, and only when, policy.name is priority"
-// +kubebuilder:validation:XValidation:rule="(self.name == 'proportional') == has(self.proportional)",message="policy.proportional is set when, and only when, policy.name is proportional"
+// BalancerPolicy decides how replicas are spread, and what happens to replicas that do not start. Its fields
+// are named as in the Kubernetes Balancer KEP (policyName, priorities, proportions), so that a Balancer
+// written from the KEP applies unchanged; before they were name, priority and proportional.
+// +kubebuilder:validation:XValidation:rule="!has(self.policyName) || (self.policyName == 'priority') == has(self.priorities)",message="policy.priorities is set when, and only when, policy.policyName is priority"
+// +kubebuilder:validation:XValidation:rule="!has(self.policyName) || (self.policyName == 'proportional') == has(self.proportions)",message="policy.proportions is set when, and only when, policy.policyName is proportional"
 type BalancerPolicy struct {
-	// Name of the policy: priority or proportional. The field of the same name holds its settings.
+	// PolicyName is the policy: priority (its settings in priorities) or proportional (its settings in
+	// proportions).
 	// +required
-	Name BalancerPolicyName `json:"name"`
+	PolicyName BalancerPolicyName `json:"policyName"`
 
-	// Priority fills the targets one after the other.
+	// Priorities holds the priority policy's settings (the targets fill one after the other); set when, and
+	// only when, policyName is priority.
 	// +optional
-	Priority *PriorityPolicy `json:"priority,omitempty"`
+	Priorities *PriorityPolicy `json:"priorities,omitempty"`
 
-	// Proportional spreads the replicas by proportions.
+	// Proportions holds the proportional policy's settings (the replicas are spread by shares); set when, and
+	// only when, policyName is proportional.
 	// +optional
-	Proportional *ProportionalPolicy `json:"proportional,omitempty"`
+	Proportions *ProportionalPolicy `json:"proportions,omitempty"`
 
 	// Fallback replaces replicas that do not start in time with replicas in other targets. Without it,
 	// replicas that do not start are waited for.
@@ -316,7 +323,7 @@ const (
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:categories=gnmic
-// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy.name`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy.policyName`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`

@@ -9,8 +9,8 @@ import (
 
 // ClusterSpec is the desired fleet of gNMIc collector pods.
 // +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || has(self.domains)",message="domainPolicy needs domains: it spreads spec.replicas over spec.domains"
-// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.priority) || self.domainPolicy.priority.targetOrder.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.priority.targetOrder must name domains of spec.domains"
-// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.proportional) || self.domainPolicy.proportional.targetProportions.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.proportional.targetProportions must name domains of spec.domains"
+// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.priorities) || self.domainPolicy.priorities.targetOrder.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.priorities.targetOrder must name domains of spec.domains"
+// +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.proportions) || self.domainPolicy.proportions.targetProportions.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.proportions.targetProportions must name domains of spec.domains"
 type ClusterSpec struct {
 	// Image is the gNMIc container image of the collector pods, for example ghcr.io/openconfig/gnmic:0.42.0.
 	// +kubebuilder:validation:MinLength=1
@@ -54,8 +54,8 @@ type ClusterSpec struct {
 	Domains []ClusterDomain `json:"domains,omitempty"`
 
 	// DomainPolicy spreads spec.replicas over the domains, as a Balancer spreads its replicas over its
-	// targets: priority (domainPolicy.priority.targetOrder names domains) or proportional
-	// (domainPolicy.proportional.targetProportions maps domain names to shares), and a fallback that runs
+	// targets: policyName priority (domainPolicy.priorities.targetOrder names domains) or proportional
+	// (domainPolicy.proportions.targetProportions maps domain names to shares), and a fallback that runs
 	// elsewhere the replicas a domain does not start within startupTimeout. Unset spreads the replicas evenly
 	// (proportional, every domain 1) without fallback.
 	// +optional

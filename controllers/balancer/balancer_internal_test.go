@@ -1,6 +1,7 @@
 package balancer
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -93,9 +94,9 @@ func testBalancer(policy operatorv1alpha1.BalancerPolicy, targets ...operatorv1a
 }
 
 func TestBalanceInputLeavesOutTheTargetsLeftAlone(t *testing.T) {
-	b := testBalancer(operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority,
-		Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"gone", "spot", "on-demand"}},
-		Fallback: &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: time.Minute}}},
+	b := testBalancer(operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority,
+		Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"gone", "spot", "on-demand"}},
+		Fallback:   &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: time.Minute}}},
 		operatorv1alpha1.BalancerTarget{Name: "on-demand", MinReplicas: ptr.To[int32](1)},
 		operatorv1alpha1.BalancerTarget{Name: "spot", MaxReplicas: ptr.To[int32](4)},
 		operatorv1alpha1.BalancerTarget{Name: "gone"})
@@ -178,8 +179,8 @@ func TestNextBalancerLookIsWhenAStartupTimeoutEnds(t *testing.T) {
 }
 
 func TestConditionsSayWhyReplicasAreNotPlaced(t *testing.T) {
-	b := testBalancer(operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-		Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}}},
+	b := testBalancer(operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+		Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"a": 1, "b": 1}}},
 		operatorv1alpha1.BalancerTarget{Name: "a", MinReplicas: ptr.To[int32](4)},
 		operatorv1alpha1.BalancerTarget{Name: "b", MinReplicas: ptr.To[int32](4)})
 	targets := []observedTarget{{spec: b.Spec.Targets[0], scale: &autoscalingv1.Scale{}}, {spec: b.Spec.Targets[1], scale: &autoscalingv1.Scale{}}}
@@ -202,6 +203,22 @@ func TestConditionsSayWhyReplicasAreNotPlaced(t *testing.T) {
 	}
 	if st.Targets[0].Desired == nil || *st.Targets[0].Desired != 2 || len(st.Targets[0].Reasons) == 0 {
 		t.Errorf("target a = %+v, want desired 2 with the reason", st.Targets[0])
+	}
+}
+
+func TestAPolicyWithoutPolicyNameWritesNothingAndSaysToApplyTheKEPNames(t *testing.T) {
+	// What a Balancer stored with policy.name and policy.priority holds once the API server prunes them.
+	b := testBalancer(operatorv1alpha1.BalancerPolicy{},
+		operatorv1alpha1.BalancerTarget{Name: "a"}, operatorv1alpha1.BalancerTarget{Name: "b"})
+	targets := []observedTarget{{spec: b.Spec.Targets[0], scale: &autoscalingv1.Scale{}}, {spec: b.Spec.Targets[1], scale: &autoscalingv1.Scale{}}}
+	plan := decide(b, targets, balancerEpoch)
+	if len(plan.allocations) != 0 {
+		t.Errorf("allocations = %v, want none: nothing is written", plan.allocations)
+	}
+	balanced := findCondition(balancerStatus(b, targets, plan).Conditions, operatorv1alpha1.ConditionBalanced)
+	if balanced.Status != metav1.ConditionFalse || balanced.Reason != operatorv1alpha1.ReasonCannotBalance ||
+		!strings.Contains(balanced.Message, "policyName, priorities and proportions") {
+		t.Errorf("Balanced = %+v, want False CannotBalance naming the new field names", balanced)
 	}
 }
 

@@ -1,6 +1,7 @@
 package balancer
 
 import (
+	"errors"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -20,12 +21,23 @@ type balancerPlan struct {
 	err error
 }
 
+// errNoPolicyName is what a Balancer without spec.policy.policyName says. The API refuses one on create and
+// on update, but a Balancer stored while the policy's fields were name, priority and proportional has lost
+// them since they took the Kubernetes Balancer KEP's names (the API server prunes fields it does not know).
+var errNoPolicyName = errors.New("spec.policy.policyName is not set: a Balancer written with the policy's old " +
+	"field names (name, priority, proportional) lost them when they were renamed; apply it again with " +
+	"policyName, priorities and proportions")
+
 // decide runs the balance core over the targets that take part (see observedTarget.balanced): a target left
 // alone is not in the input, so the others share the replicas.
 func decide(b *operatorv1alpha1.Balancer, targets []observedTarget, now time.Time) balancerPlan {
 	in := balanceInput(b, targets, now)
 	plan := balancerPlan{replicas: in.Replicas}
-	plan.result, plan.err = balance.Balance(in)
+	if b.Spec.Policy.PolicyName == "" {
+		plan.err = errNoPolicyName
+	} else {
+		plan.result, plan.err = balance.Balance(in)
+	}
 	plan.allocations = make(map[string]balance.Allocation, len(plan.result.Targets))
 	for _, a := range plan.result.Targets {
 		plan.allocations[a.Name] = a
@@ -36,7 +48,7 @@ func decide(b *operatorv1alpha1.Balancer, targets []observedTarget, now time.Tim
 // balanceInput translates the Balancer's spec and what its targets' pods do into the core's terms. A
 // priority order keeps only the targets that take part, in its order.
 func balanceInput(b *operatorv1alpha1.Balancer, targets []observedTarget, now time.Time) balance.Input {
-	in := balance.Input{Replicas: int(balancerReplicas(b)), Policy: balance.Policy(b.Spec.Policy.Name)}
+	in := balance.Input{Replicas: int(balancerReplicas(b)), Policy: balance.Policy(b.Spec.Policy.PolicyName)}
 	if f := b.Spec.Policy.Fallback; f != nil {
 		in.StartupTimeout = f.StartupTimeout.Duration
 	}
@@ -57,12 +69,12 @@ func balanceInput(b *operatorv1alpha1.Balancer, targets []observedTarget, now ti
 		if t.spec.MaxReplicas != nil {
 			bt.Max = ptr.To(int(*t.spec.MaxReplicas))
 		}
-		if p := b.Spec.Policy.Proportional; p != nil {
+		if p := b.Spec.Policy.Proportions; p != nil {
 			bt.Proportion = int(p.TargetProportions[t.spec.Name])
 		}
 		in.Targets = append(in.Targets, bt)
 	}
-	if p := b.Spec.Policy.Priority; p != nil {
+	if p := b.Spec.Policy.Priorities; p != nil {
 		for _, name := range p.TargetOrder {
 			if taking[name] {
 				in.Order = append(in.Order, name)

@@ -71,7 +71,7 @@ func targetStatus(t *observedTarget, plan balancerPlan) operatorv1alpha1.Balance
 func balancedCondition(b *operatorv1alpha1.Balancer, targets []observedTarget, plan balancerPlan, selectorErr error) metav1.Condition {
 	c := metav1.Condition{Type: operatorv1alpha1.ConditionBalanced, Status: metav1.ConditionTrue,
 		Reason: operatorv1alpha1.ReasonBalanced, ObservedGeneration: b.Generation,
-		Message: fmt.Sprintf("every target holds what the %s policy gives it", b.Spec.Policy.Name)}
+		Message: fmt.Sprintf("every target holds what the %s policy gives it", b.Spec.Policy.PolicyName)}
 	var problems []string
 	for i := range targets {
 		if p := targets[i].problem; p != nil {

@@ -115,13 +115,13 @@ func (w *world) setDesired(ordinals []int) {
 func domainInput(cluster *operatorv1alpha1.Cluster) domains.Input {
 	in := domains.Input{Replicas: int(workload.Replicas(cluster))}
 	if p := cluster.Spec.DomainPolicy; p != nil {
-		in.Policy = balance.Policy(p.Name)
-		if p.Priority != nil {
-			in.Order = p.Priority.TargetOrder
+		in.Policy = balance.Policy(p.PolicyName)
+		if p.Priorities != nil {
+			in.Order = p.Priorities.TargetOrder
 		}
-		if p.Proportional != nil {
+		if p.Proportions != nil {
 			in.Proportions = map[string]int{}
-			for name, share := range p.Proportional.TargetProportions {
+			for name, share := range p.Proportions.TargetProportions {
 				in.Proportions[name] = int(share)
 			}
 		}

@@ -28,8 +28,8 @@ const balancerTargets = `targets:
 `
 
 const (
-	proportionalPolicy = "policy: {name: proportional, proportional: {targetProportions: {zone-a: 1, zone-b: 1}}}"
-	priorityPolicy     = "policy: {name: priority, priority: {targetOrder: [zone-a, zone-b]}}"
+	proportionalPolicy = "policy: {policyName: proportional, proportions: {targetProportions: {zone-a: 1, zone-b: 1}}}"
+	priorityPolicy     = "policy: {policyName: priority, priorities: {targetOrder: [zone-a, zone-b]}}"
 )
 
 var _ = Describe("Balancer validation", func() {
@@ -45,26 +45,30 @@ var _ = Describe("Balancer validation", func() {
 		},
 		Entry("no targets", "targets: []\n"+proportionalPolicy, "spec.targets in body should have at least 1 items"),
 		Entry("no policy", balancerTargets, "spec.policy: Required value"),
-		Entry("an unknown policy", balancerTargets+"policy: {name: random}", `spec.policy.name: Unsupported value: "random"`),
-		Entry("the priority policy without its settings", balancerTargets+"policy: {name: priority}",
-			"policy.priority is set when, and only when, policy.name is priority"),
+		Entry("an unknown policy", balancerTargets+"policy: {policyName: random}", `spec.policy.policyName: Unsupported value: "random"`),
+		Entry("the policy's fields spelled as before this API took the KEP's names (name, priority)", balancerTargets+
+			"policy: {name: priority, priority: {targetOrder: [zone-a, zone-b]}}", "spec.policy.policyName: Required value"),
+		Entry("the policy's fields spelled as before this API took the KEP's names (name, proportional)", balancerTargets+
+			"policy: {name: proportional, proportional: {targetProportions: {zone-a: 1, zone-b: 1}}}", "spec.policy.policyName: Required value"),
+		Entry("the priority policy without its settings", balancerTargets+"policy: {policyName: priority}",
+			"policy.priorities is set when, and only when, policy.policyName is priority"),
 		Entry("the proportional policy with the priority policy's settings", balancerTargets+
-			"policy: {name: proportional, priority: {targetOrder: [zone-a]}}",
-			"policy.priority is set when, and only when, policy.name is priority",
-			"policy.proportional is set when, and only when, policy.name is proportional"),
+			"policy: {policyName: proportional, priorities: {targetOrder: [zone-a]}}",
+			"policy.priorities is set when, and only when, policy.policyName is priority",
+			"policy.proportions is set when, and only when, policy.policyName is proportional"),
 		Entry("a target order naming a target that does not exist", balancerTargets+
-			"policy: {name: priority, priority: {targetOrder: [zone-a, zone-c]}}",
-			"policy.priority.targetOrder must name targets of spec.targets"),
+			"policy: {policyName: priority, priorities: {targetOrder: [zone-a, zone-c]}}",
+			"policy.priorities.targetOrder must name targets of spec.targets"),
 		Entry("a target order naming a target twice", balancerTargets+
-			"policy: {name: priority, priority: {targetOrder: [zone-a, zone-a]}}", `Duplicate value: "zone-a"`),
+			"policy: {policyName: priority, priorities: {targetOrder: [zone-a, zone-a]}}", `Duplicate value: "zone-a"`),
 		Entry("proportions naming a target that does not exist", balancerTargets+
-			"policy: {name: proportional, proportional: {targetProportions: {zone-a: 1, zone-c: 1}}}",
-			"policy.proportional.targetProportions must name targets of spec.targets"),
+			"policy: {policyName: proportional, proportions: {targetProportions: {zone-a: 1, zone-c: 1}}}",
+			"policy.proportions.targetProportions must name targets of spec.targets"),
 		Entry("proportions that are all 0", balancerTargets+
-			"policy: {name: proportional, proportional: {targetProportions: {zone-a: 0, zone-b: 0}}}",
+			"policy: {policyName: proportional, proportions: {targetProportions: {zone-a: 0, zone-b: 0}}}",
 			"at least one of targetProportions must be above 0"),
 		Entry("a negative proportion", balancerTargets+
-			"policy: {name: proportional, proportional: {targetProportions: {zone-a: -1, zone-b: 2}}}",
+			"policy: {policyName: proportional, proportions: {targetProportions: {zone-a: -1, zone-b: 2}}}",
 			"targetProportions must not be negative"),
 		Entry("two targets of the same name", `targets:
 - name: zone-a
@@ -89,25 +93,25 @@ var _ = Describe("Balancer validation", func() {
 		Entry("a target name that is not a DNS label", `targets:
 - name: Zone_A
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: collectors-a}
-policy: {name: priority, priority: {targetOrder: [Zone_A]}}`, "spec.targets[0].name in body should match"),
+policy: {policyName: priority, priorities: {targetOrder: [Zone_A]}}`, "spec.targets[0].name in body should match"),
 		Entry("a target without apiVersion", `targets:
 - name: zone-a
   scaleTargetRef: {kind: Deployment, name: collectors-a}
-policy: {name: priority, priority: {targetOrder: [zone-a]}}`, "spec.targets[0].scaleTargetRef.apiVersion: Required value"),
+policy: {policyName: priority, priorities: {targetOrder: [zone-a]}}`, "spec.targets[0].scaleTargetRef.apiVersion: Required value"),
 		Entry("negative replicas", balancerTargets+priorityPolicy+"\nreplicas: -1",
 			"spec.replicas in body should be greater than or equal to 0"),
 		Entry("a startup timeout that is not a duration", balancerTargets+
-			"policy: {name: priority, priority: {targetOrder: [zone-a]}, fallback: {startupTimeout: soon}}",
+			"policy: {policyName: priority, priorities: {targetOrder: [zone-a]}, fallback: {startupTimeout: soon}}",
 			"startupTimeout must be a positive duration such as 5m"),
 		Entry("a startup timeout of 0", balancerTargets+
-			"policy: {name: priority, priority: {targetOrder: [zone-a]}, fallback: {startupTimeout: 0s}}",
+			"policy: {policyName: priority, priorities: {targetOrder: [zone-a]}, fallback: {startupTimeout: 0s}}",
 			"startupTimeout must be a positive duration such as 5m"),
 	)
 
 	It("accepts a target order and proportions that leave targets out, and defaults replicas to 1", func() {
 		for name, policy := range map[string]string{
-			"priority-subset":     "policy: {name: priority, priority: {targetOrder: [zone-b]}, fallback: {startupTimeout: 90s}}",
-			"proportional-subset": "policy: {name: proportional, proportional: {targetProportions: {zone-a: 3}}}",
+			"priority-subset":     "policy: {policyName: priority, priorities: {targetOrder: [zone-b]}, fallback: {startupTimeout: 90s}}",
+			"proportional-subset": "policy: {policyName: proportional, proportions: {targetProportions: {zone-a: 3}}}",
 		} {
 			obj := object("Balancer", name, balancerTargets+policy)
 			Expect(k8sClient.Create(ctx, obj)).To(Succeed(), "a valid Balancer was rejected: %s", policy)

@@ -31,15 +31,18 @@ var _ = Describe("Cluster domains validation", func() {
 			}
 		},
 		Entry("a domain policy without domains", "image: ghcr.io/openconfig/gnmic:0.42.0\n"+
-			"domainPolicy: {name: priority, priority: {targetOrder: [zone-a]}}", "domainPolicy needs domains"),
+			"domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-a]}}", "domainPolicy needs domains"),
 		Entry("a priority order naming a domain that does not exist", clusterDomains+
-			"domainPolicy: {name: priority, priority: {targetOrder: [zone-a, zone-c]}}",
-			"domainPolicy.priority.targetOrder must name domains of spec.domains"),
+			"domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-a, zone-c]}}",
+			"domainPolicy.priorities.targetOrder must name domains of spec.domains"),
 		Entry("proportions naming a domain that does not exist", clusterDomains+
-			"domainPolicy: {name: proportional, proportional: {targetProportions: {zone-a: 1, zone-c: 1}}}",
-			"domainPolicy.proportional.targetProportions must name domains of spec.domains"),
-		Entry("the priority policy without its settings", clusterDomains+"domainPolicy: {name: priority}",
-			"policy.priority is set when, and only when, policy.name is priority"),
+			"domainPolicy: {policyName: proportional, proportions: {targetProportions: {zone-a: 1, zone-c: 1}}}",
+			"domainPolicy.proportions.targetProportions must name domains of spec.domains"),
+		Entry("a domain policy spelled as before this API took the KEP's names (name, proportional)", clusterDomains+
+			"domainPolicy: {name: proportional, proportional: {targetProportions: {zone-a: 1, zone-b: 1}}}",
+			"spec.domainPolicy.policyName: Required value"),
+		Entry("the priority policy without its settings", clusterDomains+"domainPolicy: {policyName: priority}",
+			"policy.priorities is set when, and only when, policy.policyName is priority"),
 		Entry("two domains of the same name", "image: ghcr.io/openconfig/gnmic:0.42.0\ndomains: [{name: zone-a}, {name: zone-a}]",
 			"spec.domains[1]: Duplicate value"),
 		Entry("a domain whose minReplicas is above its maxReplicas", "image: ghcr.io/openconfig/gnmic:0.42.0\n"+
@@ -49,7 +52,7 @@ var _ = Describe("Cluster domains validation", func() {
 		Entry("an empty list of domains", "image: ghcr.io/openconfig/gnmic:0.42.0\ndomains: []",
 			"spec.domains in body should have at least 1 items"),
 		Entry("a startup timeout of 0", clusterDomains+
-			"domainPolicy: {name: priority, priority: {targetOrder: [zone-a]}, fallback: {startupTimeout: 0s}}",
+			"domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-a]}, fallback: {startupTimeout: 0s}}",
 			"startupTimeout must be a positive duration such as 5m"),
 		Entry("pod labels that set the domain label", clusterDomains+"podLabels: {operator.gnmic.dev/domain: zone-a}",
 			"podLabels must not set operator.gnmic.dev/domain"),
@@ -58,8 +61,8 @@ var _ = Describe("Cluster domains validation", func() {
 	It("accepts domains with and without a policy, and a policy that leaves domains out", func() {
 		for name, spec := range map[string]string{
 			"domains-evenly":   clusterDomains,
-			"domains-priority": clusterDomains + "domainPolicy: {name: priority, priority: {targetOrder: [zone-b]}, fallback: {startupTimeout: 90s}}",
-			"domains-shares":   clusterDomains + "domainPolicy: {name: proportional, proportional: {targetProportions: {zone-a: 2}}}",
+			"domains-priority": clusterDomains + "domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-b]}, fallback: {startupTimeout: 90s}}",
+			"domains-shares":   clusterDomains + "domainPolicy: {policyName: proportional, proportions: {targetProportions: {zone-a: 2}}}",
 		} {
 			Expect(k8sClient.Create(ctx, object("Cluster", name, spec))).To(Succeed(), name)
 			c := object("Cluster", name, "")

@@ -88,8 +88,8 @@ var _ = Describe("Balancer over Deployments in two zones and two node pools", Or
 				Replicas: ptr.To[int32](1),
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "collectors"}},
 				Targets:  []operatorv1alpha1.BalancerTarget{deploymentTarget("zone-a", "collectors-a"), deploymentTarget("zone-b", "collectors-b")},
-				Policy: operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional, Fallback: fallback,
-					Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"zone-a": 1, "zone-b": 1}}},
+				Policy: operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional, Fallback: fallback,
+					Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: map[string]int32{"zone-a": 1, "zone-b": 1}}},
 			}})).To(Succeed())
 		Expect(demand.AddTargets(ctx, k8sClient, 0, 40)).To(Succeed())
 		_, err := cp.Clientset.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, balancerAutoscaler(ns, "collectors", demand.Cluster, podsPerTarget), metav1.CreateOptions{})
@@ -174,8 +174,8 @@ var _ = Describe("Balancer over Deployments in two zones and two node pools", Or
 					{Name: "spot", ScaleTargetRef: deploymentRef("pool-spot"), MaxReplicas: ptr.To[int32](4)},
 					{Name: "on-demand", ScaleTargetRef: deploymentRef("pool-on-demand"), MinReplicas: ptr.To[int32](0)},
 				},
-				Policy: operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerPriority, Fallback: fallback,
-					Priority: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"spot", "on-demand"}}},
+				Policy: operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerPriority, Fallback: fallback,
+					Priorities: &operatorv1alpha1.PriorityPolicy{TargetOrder: []string{"spot", "on-demand"}}},
 			}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(poolReplicas(g, ns, "pool-spot")).To(Equal(int32(2)))

@@ -68,9 +68,9 @@ var _ = Describe("Cluster across three failure domains", Ordered, func() {
 				NodeSelector: map[string]string{corev1.LabelTopologyZone: "domains-" + zone}})
 			shares[zone] = 1
 		}
-		spec.DomainPolicy = &operatorv1alpha1.BalancerPolicy{Name: operatorv1alpha1.BalancerProportional,
-			Proportional: &operatorv1alpha1.ProportionalPolicy{TargetProportions: shares},
-			Fallback:     &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: startupTimeout}}}
+		spec.DomainPolicy = &operatorv1alpha1.BalancerPolicy{PolicyName: operatorv1alpha1.BalancerProportional,
+			Proportions: &operatorv1alpha1.ProportionalPolicy{TargetProportions: shares},
+			Fallback:    &operatorv1alpha1.BalancerFallback{StartupTimeout: metav1.Duration{Duration: startupTimeout}}}
 	}}
 	result := domainsResult{Scenario: "domains", Targets: targets, GraceSeconds: int(grace.Seconds()),
 		StartupTimeoutSeconds: int(startupTimeout.Seconds())}
