@@ -57,18 +57,21 @@ func (h holdings) duplicated() int {
 // after acknowledging them, so the operator marks a pod configured only in a reconcile after the one that
 // saw its collector run everything, and a StatefulSet replaces pods that are not Ready all at once.
 func expectPlaced(f harness.Fleet, targets int) {
-	Eventually(func(g Gomega) {
-		s, err := f.Observe(ctx, cp, k8sClient, "")
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(s.ReadyReplicas).To(Equal(f.Replicas))
-		g.Expect(s.Unassigned).To(BeZero())
-		g.Expect(holdingsOf(f.Namespace).placement()).To(HaveLen(targets))
-		pods := collectorPods(g, f)
-		g.Expect(pods).To(HaveLen(int(f.Replicas)))
-		for _, p := range pods {
-			g.Expect(podReady(&p)).To(BeTrue(), "pod %s not Ready", p.Name)
-		}
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	Eventually(func(g Gomega) { expectPlacedG(g, f, targets) }).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+// expectPlacedG is one look of expectPlaced.
+func expectPlacedG(g Gomega, f harness.Fleet, targets int) {
+	s, err := f.Observe(ctx, cp, k8sClient, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.ReadyReplicas).To(Equal(f.Replicas))
+	g.Expect(s.Unassigned).To(BeZero())
+	g.Expect(holdingsOf(f.Namespace).placement()).To(HaveLen(targets))
+	pods := collectorPods(g, f)
+	g.Expect(pods).To(HaveLen(int(f.Replicas)))
+	for _, p := range pods {
+		g.Expect(podReady(&p)).To(BeTrue(), "pod %s not Ready", p.Name)
+	}
 }
 
 // collection is what a namespace's fake collectors run at one moment (target → the pods running it) and
