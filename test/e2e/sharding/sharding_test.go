@@ -375,6 +375,8 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		record("weight_per_replica", weight)
 		record("weight_max_over_mean", ratio)
 		Expect(ratio).To(BeNumerically("<=", weightLimit()))
+		By("each replica's gnmic_operator_shard_owned saying what it owns")
+		expectOwnedGauges(2 * leaseDuration)
 		steadyRequests()
 		Expect(overlaps(pushesTo(fleets), time.Time{})).To(BeEmpty())
 
@@ -399,6 +401,7 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		// weighs, stays as it was through every handover.
 		counts := startServedRecorder()
 		defer counts.stop()
+		handovers := handoverCounts(Default)
 		By("scaling the operator to 4 replicas")
 		joined := time.Now()
 		scaleOperator(4)
@@ -484,6 +487,19 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		Expect(moved).To(BeNumerically(">=", want.LowerBoundMoves))
 		everyClusterServed(serveTimeout())
 		Expect(overlaps(pushesTo(fleets), joined)).To(BeEmpty())
+		By("the handover counters of the replicas counting the moves")
+		movedOff := 0
+		for key, owner := range settled {
+			if owner != before[key] {
+				movedOff++
+			}
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(handoversSince(g, handovers, drained)).To(BeNumerically(">=", movedOff), "drains by the three replicas")
+			took := shardMetrics(g, podOf(newcomer))[tookOver] + handoversSince(g, handovers, tookOver)
+			g.Expect(took).To(BeNumerically(">=", movedOff), "takeovers by the four replicas")
+		}, leaseDuration, 500*time.Millisecond).Should(Succeed())
+		record("join_drained_counted", handoversSince(Default, handovers, drained))
 
 		By("scaling the operator back to 3 replicas")
 		four := liveMembers(Default)
@@ -529,6 +545,9 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		victim, owned := busiest(fleets)
 		pod := podOf(victim)
 		Expect(pod).NotTo(BeEmpty(), "no operator pod runs member %s", victim)
+		handovers := handoverCounts(Default)
+		// The killed pod's container comes back as a new member whose counters start at 0, and may take part.
+		handovers[pod] = map[string]float64{}
 		killed := time.Now()
 		_, err := cp.KillOperatorReplica(ctx, pod)
 		Expect(err).NotTo(HaveOccurred())
@@ -543,6 +562,10 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		}, leaseDuration+5*time.Second, 100*time.Millisecond).Should(Succeed())
 		record("sigkill_takeover_s", time.Since(killed).Seconds())
 		record("sigkill_clusters_moved", len(owned))
+		Eventually(func(g Gomega) {
+			g.Expect(handoversSince(g, handovers, tookOver)).To(BeNumerically(">=", len(owned)), "takeovers")
+			g.Expect(handoversSince(g, handovers, markedDead)).To(BeNumerically(">=", 1), "the killed member marked dead")
+		}, 10*time.Second, 500*time.Millisecond).Should(Succeed())
 		everyClusterServed(serveTimeout())
 		pushes := pushesTo(fleets)
 		Expect(overlaps(pushes, killed)).To(BeEmpty())
@@ -660,3 +683,86 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		Expect(overlaps(pushesTo(fleets), began)).To(BeEmpty())
 	})
 })
+
+// shardMetrics is a replica's gnmic_operator_shard_* series, by name and labels as exposed (for example
+// gnmic_operator_shard_owned{kind="clusters"}): the gauges of what it owns and the counters of the handovers
+// it took part in.
+func shardMetrics(g Gomega, pod string) map[string]float64 {
+	text, err := cp.OperatorMetrics(ctx, pod)
+	g.Expect(err).NotTo(HaveOccurred())
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "gnmic_operator_shard_") {
+			continue
+		}
+		at := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[at+1:], 64)
+		g.Expect(err).NotTo(HaveOccurred(), "parse %q", line)
+		out[line[:at]] = v
+	}
+	return out
+}
+
+// Series of shardMetrics.
+const (
+	ownedClusters = `gnmic_operator_shard_owned{kind="clusters"}`
+	ownedTargets  = `gnmic_operator_shard_owned{kind="targets"}`
+	ownedPods     = `gnmic_operator_shard_owned{kind="pods"}`
+	tookOver      = `gnmic_operator_shard_handovers_total{kind="took_over"}`
+	drained       = `gnmic_operator_shard_handovers_total{kind="drained"}`
+	markedDead    = `gnmic_operator_shard_handovers_total{kind="marked_dead"}`
+)
+
+// handoverCounts is, per operator pod, the handover counters it exposes now.
+func handoverCounts(g Gomega) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, r := range cp.OperatorReplicas() {
+		if r.Ready {
+			m := shardMetrics(g, r.Pod)
+			out[r.Pod] = map[string]float64{tookOver: m[tookOver], drained: m[drained], markedDead: m[markedDead]}
+		}
+	}
+	return out
+}
+
+// handoversSince adds up, over the pods of before, how much the series grew since before.
+func handoversSince(g Gomega, before map[string]map[string]float64, series string) float64 {
+	now := handoverCounts(g)
+	total := 0.0
+	for pod, was := range before {
+		if counts, running := now[pod]; running {
+			total += counts[series] - was[series]
+		}
+	}
+	return total
+}
+
+// expectOwnedGauges checks every live replica's gnmic_operator_shard_owned against the Clusters' status: the
+// Clusters it owns, their targets and their ready pods.
+func expectOwnedGauges(timeout time.Duration) {
+	Eventually(func(g Gomega) {
+		var list operatorv1alpha1.ClusterList
+		g.Expect(k8sClient.List(ctx, &list)).To(Succeed())
+		want := map[string]map[string]float64{}
+		for _, c := range list.Items {
+			if c.Status.Shard == nil || c.Status.Shard.Drained {
+				continue
+			}
+			pod := podOf(c.Status.Shard.Owner)
+			g.Expect(pod).NotTo(BeEmpty(), "no operator pod runs %s, the owner of %s", c.Status.Shard.Owner, c.Namespace)
+			if want[pod] == nil {
+				want[pod] = map[string]float64{ownedClusters: 0, ownedTargets: 0, ownedPods: 0}
+			}
+			want[pod][ownedClusters]++
+			want[pod][ownedTargets] += float64(c.Status.TargetsCount)
+			want[pod][ownedPods] += float64(c.Status.ReadyReplicas)
+		}
+		g.Expect(want).To(HaveLen(3), "Clusters per operator pod")
+		for pod, series := range want {
+			got := shardMetrics(g, pod)
+			for name, v := range series {
+				g.Expect(got).To(HaveKeyWithValue(name, v), "%s of %s", name, pod)
+			}
+		}
+	}, timeout, time.Second).Should(Succeed())
+}
