@@ -59,7 +59,8 @@ var steps = []struct {
 }{{"rescale/", 1}, {"steady/", 0}}
 
 // BenchmarkPlace measures, with automatic capacity, a fresh placement on P
-// pods and each of steps with the fresh result as the current assignment.
+// pods, each of steps with the fresh result as the current assignment, and
+// the placement after a full restart (the fresh result as the last pods).
 func BenchmarkPlace(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run("fresh/"+size.name, func(b *testing.B) {
@@ -80,6 +81,16 @@ func BenchmarkPlace(b *testing.B) {
 				}
 			})
 		}
+		// After a full restart every target is unassigned with its last pod, and every pod is back.
+		b.Run("restart/"+size.name, func(b *testing.B) {
+			targets := benchTargets(size.targets)
+			before := Place(Input{Pods: ordinals(size.pods), Targets: targets})
+			in := Input{Pods: ordinals(size.pods), Targets: targets, Last: before.Assignments}
+			b.ReportAllocs()
+			for b.Loop() {
+				Place(in)
+			}
+		})
 	}
 }
 

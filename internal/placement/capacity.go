@@ -20,8 +20,8 @@ func capacityFor(podCapacity int, entries []entry, pods int) int {
 	}
 	total, heaviest := 0, 0
 	for i := range entries {
-		total += entries[i].weight
-		heaviest = max(heaviest, entries[i].weight)
+		total += int(entries[i].weight)
+		heaviest = max(heaviest, int(entries[i].weight))
 	}
 	return (total+pods-1)/pods + heaviest - 1
 }

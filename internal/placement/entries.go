@@ -6,10 +6,10 @@ package placement
 type entry struct {
 	hash   uint64 // hashName of the name, computed once
 	from   int    // ordinal of the current pod, or NoPod
-	weight int
-	home   int32 // index of the current pod if it is available, or unplaced
-	pod    int32 // index of the pod the target ends on, or unplaced
-	last   int32 // index of the last pod if it is available, noLast or lastAway
+	weight int32  // from 1 to MaxWeight
+	home   int32  // index of the current pod if it is available, or unplaced
+	pod    int32  // index of the pod the target ends on, or unplaced
+	last   int32  // index of the last pod if it is available, noLast or lastAway
 }
 
 // unplaced is the pod index of a target without a pod.
@@ -36,7 +36,7 @@ func newEntries(targets []Target, current, last map[string]int, pods *podSet) []
 	entries := make([]entry, len(targets))
 	for i := range targets {
 		t := &targets[i]
-		e := entry{hash: hashName(t.Name), from: NoPod, weight: min(max(t.weight(), 1), MaxWeight), home: unplaced, pod: unplaced, last: noLast}
+		e := entry{hash: hashName(t.Name), from: NoPod, weight: int32(min(max(t.weight(), 1), MaxWeight)), home: unplaced, pod: unplaced, last: noLast}
 		if ordinal, ok := current[t.Name]; ok && ordinal >= 0 {
 			e.from = ordinal
 			if home, ok := pods.index(ordinal); ok {

@@ -84,8 +84,8 @@ type shedding struct {
 func (p *planner) keepBest(pod int, group []int32, s *shedding) {
 	total, heaviest := 0, 0
 	for _, i := range group {
-		total += p.entries[i].weight
-		heaviest = max(heaviest, p.entries[i].weight)
+		total += int(p.entries[i].weight)
+		heaviest = max(heaviest, int(p.entries[i].weight))
 	}
 	switch room := p.capacity - p.load[pod]; {
 	case total <= room:
@@ -125,9 +125,9 @@ func (p *planner) keepBestThatFit(pod int, group []int32, s *shedding) {
 	s.ranked = p.rankFor(s.ranked[:0], group, p.pods.keys[pod])
 	slices.SortFunc(s.ranked, p.rankOrder)
 	for _, r := range s.ranked {
-		if e := &p.entries[r.entry]; e.weight <= p.capacity-p.load[pod] {
+		if e := &p.entries[r.entry]; int(e.weight) <= p.capacity-p.load[pod] {
 			e.pod = int32(pod)
-			p.load[pod] += e.weight
+			p.load[pod] += int(e.weight)
 		}
 	}
 }
@@ -141,8 +141,8 @@ func (p *planner) fewestMoves(members [][]int32) int {
 	for _, group := range members {
 		total, heaviest := 0, 0
 		for _, i := range group {
-			total += p.entries[i].weight
-			heaviest = max(heaviest, p.entries[i].weight)
+			total += int(p.entries[i].weight)
+			heaviest = max(heaviest, int(p.entries[i].weight))
 		}
 		switch {
 		case total <= p.capacity:
@@ -151,7 +151,7 @@ func (p *planner) fewestMoves(members [][]int32) int {
 		default:
 			weights = weights[:0]
 			for _, i := range group {
-				weights = append(weights, p.entries[i].weight)
+				weights = append(weights, int(p.entries[i].weight))
 			}
 			bound += fewestRemovals(weights, total-p.capacity)
 		}

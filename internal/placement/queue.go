@@ -21,7 +21,7 @@ func (p *planner) queueByName() {
 	p.queue = make([]queued, len(order))
 	for k, i := range order {
 		e := &p.entries[i]
-		p.queue[k] = queued{hash: e.hash, from: e.from, weight: e.weight, index: i, pod: unplaced}
+		p.queue[k] = queued{hash: e.hash, from: e.from, weight: int(e.weight), index: i, pod: unplaced}
 	}
 }
 
