@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -39,7 +40,12 @@ func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	env, cfg, err := testenv.Start(testenv.Options{})
+	pki := t.TempDir()
+	aggregation, err := testenv.AggregationLayerArgs(pki)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, cfg, err := testenv.Start(testenv.Options{APIServerArgs: aggregation})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +83,7 @@ func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
 	defer op.kill()
 
 	readyz := probeClient(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
-	metrics := metricsAPIClient(t, cfg, fmt.Sprintf("https://127.0.0.1:%d/apis/external.metrics.k8s.io/v1beta1", apiPort))
+	metrics := metricsAPIClient(t, pki, fmt.Sprintf("https://127.0.0.1:%d/apis/external.metrics.k8s.io/v1beta1", apiPort))
 
 	// Start: every "ready" must be backed by a metrics API that serves.
 	var (
@@ -236,28 +242,38 @@ func probeClient(url string) func() error {
 	}
 }
 
-// metricsAPIClient GETs url as a caller holding the admin's client certificate, which the metrics API
-// authenticates with kube-apiserver's client CA; anything but 200 fails.
-func metricsAPIClient(t *testing.T, cfg *rest.Config, url string) func() error {
+// metricsAPIClient GETs url as kube-apiserver's aggregation layer does for the HorizontalPodAutoscaler: with
+// the front-proxy client certificate and the caller, here an administrator, in the X-Remote-* headers.
+// Anything but 200 fails.
+func metricsAPIClient(t *testing.T, pki, url string) func() error {
 	t.Helper()
-	cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, testenv.FrontProxyClientCert), filepath.Join(pki, testenv.FrontProxyClientKey))
 	if err != nil {
-		t.Fatalf("admin client certificate: %v", err)
+		t.Fatalf("front-proxy client certificate: %v", err)
 	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DisableKeepAlives: true,
 		// The serving certificate is issued by the operator's own CA, in its Secret: what is checked here is
-		// that the listener serves, not who it is.
-		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true},
+		// that the listener serves, not who it is. The client certificate goes with every handshake, whatever
+		// CAs the server hints at, as client-go's transports send theirs.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true,
+			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }},
 	}}
 	return func() error {
-		resp, err := client.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
+		req.Header.Set("X-Remote-User", "hpa-test")
+		req.Header.Set("X-Remote-Group", "system:masters")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("answered %d", resp.StatusCode)
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			return fmt.Errorf("answered %d: %s", resp.StatusCode, body)
 		}
 		return nil
 	}

@@ -51,7 +51,7 @@ var _ = Describe("coexistence with KEDA owning external.metrics.k8s.io", Ordered
 
 	BeforeAll(func() {
 		dir := GinkgoT().TempDir()
-		args, err := aggregationLayerArgs(dir)
+		args, err := testenv.AggregationLayerArgs(dir)
 		Expect(err).NotTo(HaveOccurred())
 		kedaEnv, kedaConfig, err = testenv.Start(testenv.Options{APIServerArgs: args})
 		Expect(err).NotTo(HaveOccurred())

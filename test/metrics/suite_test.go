@@ -62,7 +62,7 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 
-	args, err := aggregationLayerArgs(GinkgoT().TempDir())
+	args, err := testenv.AggregationLayerArgs(GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	env, cfg, err = testenv.Start(testenv.Options{APIServerArgs: args})
 	Expect(err).NotTo(HaveOccurred())
