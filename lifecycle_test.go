@@ -32,8 +32,9 @@ import (
 //   - while it starts, /readyz and the metrics API, over and over: whenever /readyz answers ready, a
 //     metrics API request made right after must be served (a kubelet would put the pod's endpoint into the
 //     Service the moment its probe passes);
-//   - on SIGTERM, the metrics API keeps serving every request for the first second (the default drain lasts
-//     longer), /readyz stops answering ready while it does, and the process then exits on its own, 0.
+//   - on SIGTERM, the metrics API keeps serving every request for the first second (up to 3 s until /readyz
+//     said not ready on a slow machine; the default drain lasts 5 s), /readyz stops answering ready while it
+//     does, and the process then exits on its own, 0.
 //
 // Every metrics request opens its own connection: each one shows that the listener accepts.
 func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
@@ -126,7 +127,8 @@ func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
 		t.Errorf("/readyz answered ready while the metrics API did not serve (%d times), first: %s", refused, strings.Join(readyButRefused, "; "))
 	}
 
-	// Shutdown: the first second after SIGTERM.
+	// Shutdown: the first second after SIGTERM, longer if the process was slow to say not ready (a busy
+	// machine), never past 3 s: the default drain lasts 5.
 	if err := op.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +138,12 @@ func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
 		failures                              []string
 		notReadyAt                            time.Duration
 	)
-	for time.Since(sigterm) < time.Second {
+	for window := time.Second; time.Since(sigterm) < window; {
+		if notReadyAt == 0 || servedAfterNotReady < 20 {
+			window = 3 * time.Second
+		} else {
+			window = time.Second
+		}
 		err := metrics()
 		requests++
 		at := time.Since(sigterm)
@@ -153,10 +160,10 @@ func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("shutdown: %d metrics API requests in the first second after SIGTERM, %d failed; not ready %.2fs after SIGTERM, %d requests served after",
-		requests, failed, notReadyAt.Seconds(), servedAfterNotReady)
+	t.Logf("shutdown: %d metrics API requests in the %.1fs after SIGTERM, %d failed; not ready %.2fs after SIGTERM, %d requests served after",
+		requests, time.Since(sigterm).Seconds(), failed, notReadyAt.Seconds(), servedAfterNotReady)
 	if failed > 0 {
-		t.Errorf("%d metrics API requests failed in the first second after SIGTERM, first: %s", failed, strings.Join(failures, "; "))
+		t.Errorf("%d metrics API requests failed right after SIGTERM, first: %s", failed, strings.Join(failures, "; "))
 	}
 	if notReadyAt == 0 || servedAfterNotReady == 0 {
 		t.Errorf("/readyz must stop answering ready while the metrics API still serves (not ready after %s, %d requests served after)",
