@@ -74,9 +74,16 @@ func (l *lifecycle) Ready(req *http.Request) error {
 }
 
 // Wait returns once the server has closed its port after its drain, at once if it never started (it then
-// never will), or when ctx ends. Call it after the manager has stopped: the manager no longer waits for the
-// server once its drain began.
-func (l *lifecycle) Wait(ctx context.Context) error {
+// never will) or is nil (both APIs switched off), or when ctx ends. Call it after the manager has stopped:
+// the manager no longer waits for the server once its drain began.
+func (s *Server) Wait(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	return s.wait(ctx)
+}
+
+func (l *lifecycle) wait(ctx context.Context) error {
 	l.mu.Lock()
 	l.waited = true
 	stopped := l.stopped
