@@ -77,3 +77,16 @@ func TestTheOperatorRefusesABatchSizeTheCollectorWouldOverflow(t *testing.T) {
 		}
 	}
 }
+
+func TestTheOperatorRefusesAMetricsAPIDrainItWouldNotWaitFor(t *testing.T) {
+	for _, args := range [][]string{
+		{"--metrics-api-drain-period=-1s"},
+		{"--metrics-api-drain-period=31s"},
+		{"--metrics-api-drain-period=10s", "--graceful-shutdown-timeout=5s"},
+	} {
+		_, stderr, code := runOperator(t, "", args...)
+		if code != 1 || !strings.Contains(stderr, "--metrics-api-drain-period=") || !strings.Contains(stderr, "must be between 0 and --graceful-shutdown-timeout") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -102,15 +103,34 @@ func run(ctx context.Context, o options) error {
 	if o.watchNamespace != "" {
 		o.metricsAPI.WatchNamespaces = strings.Split(o.watchNamespace, ",")
 	}
-	if err := metricsadapter.Setup(ctx, mgr, o.metricsAPI); err != nil {
+	metricsAPI, err := metricsadapter.Setup(ctx, mgr, o.metricsAPI)
+	if err != nil {
 		return fmt.Errorf("set up metrics APIs: %w", err)
 	}
 
 	log.Info("starting manager", "leaderElection", o.leaderElect, "metrics", o.metricsAddr, "probes", o.probeAddr)
-	if err := mgr.Start(ctx); err != nil {
-		return fmt.Errorf("run manager: %w", err)
+	runErr := mgr.Start(ctx)
+	// The manager stopped the metrics API first and did not wait for its drain, which went on while the
+	// rest stopped: the process exits once the drain is over and the port closed.
+	waitCtx, cancel := shutdownContext(o.gracefulShutdownTime, o.metricsAPI.DrainPeriod)
+	defer cancel()
+	if err := metricsAPI.Wait(waitCtx); err != nil {
+		log.Error(err, "exiting before the metrics API closed its port")
+	}
+	if runErr != nil {
+		return fmt.Errorf("run manager: %w", runErr)
 	}
 	return nil
+}
+
+// shutdownContext bounds the wait for the metrics API's drain after the manager stopped: by the graceful
+// shutdown timeout (the drain is no longer), never when that timeout is negative (wait for ever, as the
+// manager does).
+func shutdownContext(graceful, drain time.Duration) (context.Context, context.CancelFunc) {
+	if graceful < 0 {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithTimeout(context.Background(), max(graceful, drain))
 }
 
 func managerOptions(o options) ctrl.Options {

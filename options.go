@@ -98,7 +98,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxConcurrentRecons, "max-concurrent-reconciles", o.maxConcurrentRecons,
 		"Clusters reconciled in parallel.")
 	fs.DurationVar(&o.gracefulShutdownTime, "graceful-shutdown-timeout", o.gracefulShutdownTime,
-		"How long the operator waits for running reconciles to finish when it stops.")
+		"How long the operator waits for running reconciles to finish when it stops, and at most for its metrics "+
+			"API's drain (--metrics-api-drain-period) after them.")
 	fs.DurationVar(&o.collectorPollInterval, "collector-poll-interval", o.collectorPollInterval,
 		"How often each collector is asked for its targets' state when nothing else happens (a backstop).")
 	fs.IntVar(&o.collectorBatchSize, "collector-batch-size", o.collectorBatchSize,
@@ -129,6 +130,10 @@ func (o *options) validate() error {
 	}
 	if o.handoverDropTimeout <= 0 || o.collectorRepairAfter <= 0 || o.collectorSilence <= 0 {
 		return fmt.Errorf("--handover-drop-timeout, --collector-repair-after and --collector-unreachable-timeout must be positive")
+	}
+	if drain := o.metricsAPI.DrainPeriod; drain < 0 || (o.gracefulShutdownTime >= 0 && drain > o.gracefulShutdownTime) {
+		return fmt.Errorf("--metrics-api-drain-period=%s: must be between 0 and --graceful-shutdown-timeout (%s): the "+
+			"operator does not wait longer for its metrics API to stop", drain, o.gracefulShutdownTime)
 	}
 	if o.sharding && o.shardLeaseDuration < 3*time.Second {
 		return fmt.Errorf("--shard-lease-duration=%s: must be at least 3s (it is renewed every third of it)", o.shardLeaseDuration)

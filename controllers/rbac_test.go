@@ -67,6 +67,7 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		metrics.ServiceNamespace = install.namespace
 		metrics.CertDir = GinkgoT().TempDir()
 		metrics.ResyncPeriod = time.Second
+		metrics.DrainPeriod = 0 // nothing routes to it; its API proxy stops right after the operator
 		kubeconfig, stopProxy := startAPIProxy(install.restConfig(requests))
 		metrics.AuthKubeconfig = kubeconfig
 		DeferCleanup(stopProxy) // after the operator has stopped: cleanups run last in, first out
@@ -260,7 +261,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 		LeaderElectionReleaseOnCancel: true,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).To(Succeed())
+	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).Error().NotTo(HaveOccurred())
 	Expect(startBalancer(mgr)).To(Succeed())
 	return runOperator(mgr, &cluster.Reconciler{
 		Client:            mgr.GetClient(),

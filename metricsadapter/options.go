@@ -39,6 +39,11 @@ type Options struct {
 	// ResyncPeriod is how often the APIService registrations and the certificate files are checked again.
 	ResyncPeriod time.Duration
 
+	// DrainPeriod is how long the server keeps serving once the operator stops (SIGTERM), reporting not
+	// ready meanwhile, so that the replica's endpoint leaves the Service before its port closes. 0 closes
+	// it at once.
+	DrainPeriod time.Duration
+
 	// WatchNamespaces are the namespaces the operator watches (--watch-namespace); empty means every one. The
 	// metrics of another namespace are not found, as in a namespace without Clusters.
 	WatchNamespaces []string
@@ -54,6 +59,11 @@ type Options struct {
 // system is read-only. A fixed path rather than one under os.TempDir(): $TMPDIR must not move the
 // certificate off that volume.
 const DefaultCertDir = "/tmp/gnmic-operator-metrics-api"
+
+// DefaultDrainPeriod is --metrics-api-drain-period's default: long enough for a deleted pod's endpoint to
+// leave kube-apiserver's view of the Service (the endpoint is marked terminating at the deletion; what
+// takes time is that write reaching every watcher), short against the pod's 30 s grace period.
+const DefaultDrainPeriod = 5 * time.Second
 
 // DefaultOptions serve both APIs on :6443 behind the Service gnmic-operator-metrics-api in the operator's
 // namespace (POD_NAMESPACE, else gnmic-operator-system).
@@ -75,6 +85,7 @@ func DefaultOptions() Options {
 		CertSecret:        "gnmic-operator-metrics-api-cert",
 		CertDir:           DefaultCertDir,
 		ResyncPeriod:      30 * time.Second,
+		DrainPeriod:       DefaultDrainPeriod,
 	}
 }
 
@@ -105,6 +116,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Directory the serving certificate is written to (or read from when the certificate is not managed).")
 	fs.DurationVar(&o.ResyncPeriod, "metrics-api-resync-period", o.ResyncPeriod,
 		"How often APIService registrations and certificate files are checked again.")
+	fs.DurationVar(&o.DrainPeriod, "metrics-api-drain-period", o.DrainPeriod,
+		"When the operator stops, how long the metrics API keeps serving after it reports not ready, so that "+
+			"the replica leaves the Service's endpoints before its port closes. 0 closes it at once. At most "+
+			"--graceful-shutdown-timeout; both must fit in the pod's terminationGracePeriodSeconds.")
 	fs.StringVar(&o.AuthKubeconfig, "metrics-api-auth-kubeconfig", o.AuthKubeconfig,
 		"Kubeconfig for delegated authentication and authorization. Empty: the operator's own connection.")
 }

@@ -23,22 +23,27 @@ import (
 
 const serverName = "gnmic-operator-metrics-api"
 
-// metricsServer serves the metrics APIs over HTTPS with delegated authentication and authorization. It runs
-// on every operator replica: the APIService's Service balances requests across all of them.
-type metricsServer struct {
+// Server serves the metrics APIs over HTTPS with delegated authentication and authorization. It runs on
+// every operator replica: the APIService's Service balances requests across all of them. Setup adds it to
+// the manager; its lifecycle is in lifecycle.go (readiness, the drain on shutdown, Wait).
+type Server struct {
 	opts       Options
 	restConfig *rest.Config
 	custom     provider.CustomMetricsProvider
 	external   provider.ExternalMetricsProvider
 	// certsReady is closed once CertDir holds the serving certificate.
 	certsReady <-chan struct{}
+
+	lifecycle
 }
 
 // NeedLeaderElection is false: followers answer metrics requests too.
-func (s *metricsServer) NeedLeaderElection() bool { return false }
+func (s *Server) NeedLeaderElection() bool { return false }
 
-// Start waits for the serving certificate, then serves until ctx ends.
-func (s *metricsServer) Start(ctx context.Context) error {
+// Start waits for the serving certificate, then serves until ctx ends. Then it drains: it returns at once,
+// so that the manager stops everything else meanwhile, while the server reports not ready and keeps serving
+// for DrainPeriod before it closes its port (Wait tells when it has).
+func (s *Server) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("metrics-api")
 	select {
 	case <-s.certsReady:
@@ -49,21 +54,60 @@ func (s *metricsServer) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("metrics API delegated authentication: %w", err)
 	}
-	server, err := s.build(kubeconfig)
+	server, config, err := s.build(kubeconfig)
 	if err != nil {
 		return err
 	}
-	logger.Info("serving metrics APIs", "address", net.JoinHostPort(s.opts.BindAddress, fmt.Sprint(s.opts.Port)),
-		"custom", s.custom != nil, "external", s.external != nil)
-	if err := server.GenericAPIServer.PrepareRun().RunWithContext(ctx); err != nil {
-		return fmt.Errorf("serve metrics APIs: %w", err)
+	self, err := selfCheck(config.LoopbackClientConfig, config.Authentication.RequestHeaderConfig)
+	if err != nil {
+		return err
 	}
+	prepared := server.GenericAPIServer.PrepareRun()
+
+	// The server's own context keeps the manager's values but not its end: the generic server answers its
+	// /readyz with a failure as soon as serveCtx ends, serves every other request for ShutdownDelayDuration
+	// (the drain), and only then closes its port.
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	stopped := make(chan struct{})
+	if ctx.Err() != nil || !s.launched(self, stopped) {
+		return nil // the operator stopped while the server was being built: it never served, nothing to drain
+	}
+	var serveErr error
+	go func() {
+		defer close(stopped)
+		serveErr = prepared.RunWithContext(serveCtx)
+	}()
+	logger.Info("serving metrics APIs", "address", net.JoinHostPort(s.opts.BindAddress, fmt.Sprint(s.opts.Port)),
+		"custom", s.custom != nil, "external", s.external != nil, "drainPeriod", s.opts.DrainPeriod)
+
+	select {
+	case <-stopped:
+		if serveErr != nil {
+			return fmt.Errorf("serve metrics APIs: %w", serveErr)
+		}
+		return fmt.Errorf("the metrics API server stopped by itself")
+	case <-ctx.Done():
+	}
+	s.drain()
+	logger.Info("draining: not ready, serving until the drain ends", "drainPeriod", s.opts.DrainPeriod)
+	stopServing()
+	go func() {
+		<-stopped
+		if serveErr != nil {
+			logger.Error(serveErr, "metrics API server stopped")
+			return
+		}
+		logger.Info("metrics API server stopped")
+	}()
 	return nil
 }
 
 // build configures the server the way custom-metrics-apiserver's AdapterBase does, but with the manager's
-// connection instead of a kubeconfig flag and with the certificate files kept by this package.
-func (s *metricsServer) build(authKubeconfig string) (*apiserver.CustomMetricsAdapterServer, error) {
+// connection instead of a kubeconfig flag, with the certificate files kept by this package and with the
+// drain as its shutdown delay. It also returns the server's configuration, whose loopback connection
+// reaches the server through its own listener.
+func (s *Server) build(authKubeconfig string) (*apiserver.CustomMetricsAdapterServer, *genericapiserver.RecommendedConfig, error) {
 	o := cmoptions.NewCustomMetricsAdapterServerOptions()
 	o.SecureServing.BindAddress = net.ParseIP(s.opts.BindAddress)
 	o.SecureServing.BindPort = s.opts.Port
@@ -73,21 +117,26 @@ func (s *metricsServer) build(authKubeconfig string) (*apiserver.CustomMetricsAd
 	o.Authorization.RemoteKubeConfigFile = authKubeconfig
 	o.OpenAPIConfig, o.OpenAPIV3Config = openAPIConfigs(s.custom != nil, s.external != nil)
 	if errs := o.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("metrics API server options: %v", errs)
+		return nil, nil, fmt.Errorf("metrics API server options: %v", errs)
 	}
 
 	clientset, err := kubernetes.NewForConfig(s.restConfig)
 	if err != nil {
-		return nil, fmt.Errorf("metrics API client: %w", err)
+		return nil, nil, fmt.Errorf("metrics API client: %w", err)
 	}
 	factory := informers.NewSharedInformerFactory(clientset, 0)
 	config := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
 	config.ClientConfig = s.restConfig
 	config.SharedInformerFactory = factory
 	if err := o.ApplyTo(config); err != nil {
-		return nil, fmt.Errorf("configure metrics API server: %w", err)
+		return nil, nil, fmt.Errorf("configure metrics API server: %w", err)
 	}
-	return newAdapterServer(config, factory, s.custom, s.external)
+	config.ShutdownDelayDuration = s.opts.DrainPeriod
+	server, err := newAdapterServer(config, factory, s.custom, s.external)
+	if err != nil {
+		return nil, nil, err
+	}
+	return server, config, nil
 }
 
 // newAdapterServer installs the providers on a configured generic server. A nil provider switches its API off.

@@ -10,20 +10,22 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// Setup registers the metrics API server, its certificate keeping and its APIService registration with the
-// manager. Call it before mgr.Start. Nothing is registered when both APIs are switched off.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// Setup registers the metrics API server, its readiness check ("metrics-api"), its certificate keeping and
+// its APIService registration with the manager. Call it before mgr.Start, and the returned server's Wait
+// once mgr.Start has returned: the server drains while the manager stops the rest. Nothing is registered,
+// and the server is nil (its Wait returns at once), when both APIs are switched off.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Server, error) {
 	if !opts.Enabled() {
-		return nil
+		return nil, nil
 	}
 	if err := IndexPodsByCluster(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
+		return nil, err
 	}
 	custom, external := NewProviders(mgr.GetCache(), true, opts.WatchNamespaces...)
 	placement.use(mgr.GetCache())
 
 	// The providers are interfaces left nil (not typed nils) for a switched-off API.
-	server := &metricsServer{opts: opts, restConfig: mgr.GetConfig()}
+	server := &Server{opts: opts, restConfig: mgr.GetConfig()}
 	if opts.CustomMetrics {
 		server.custom = custom
 	}
@@ -34,14 +36,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	caBundle := func(context.Context) ([]byte, error) { return opts.CABundle, nil }
 	if opts.ManageCertificate {
 		if err := ensureCertSecret(ctx, mgr, opts); err != nil {
-			return err
+			return nil, err
 		}
 		if err := addCertRotator(mgr, opts); err != nil {
-			return err
+			return nil, err
 		}
 		files := newCertFiles(mgr.GetAPIReader(), opts)
 		if err := mgr.Add(files); err != nil {
-			return fmt.Errorf("add metrics API certificate files: %w", err)
+			return nil, fmt.Errorf("add metrics API certificate files: %w", err)
 		}
 		server.certsReady = files.Ready()
 		caBundle = func(ctx context.Context) ([]byte, error) {
@@ -60,7 +62,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		server.certsReady = ready
 	}
 	if err := mgr.Add(server); err != nil {
-		return fmt.Errorf("add metrics API server: %w", err)
+		return nil, fmt.Errorf("add metrics API server: %w", err)
+	}
+	// Ready once the metrics API serves, not ready from the moment it drains: kube-apiserver reaches it
+	// through the Service, which routes to ready replicas only.
+	if err := mgr.AddReadyzCheck("metrics-api", server.Ready); err != nil {
+		return nil, fmt.Errorf("add metrics API ready check: %w", err)
 	}
 
 	if opts.ManageAPIServices {
@@ -76,8 +83,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			owners:   &installOwners{reader: mgr.GetAPIReader(), writer: mgr.GetClient()},
 		}
 		if err := mgr.Add(registrar); err != nil {
-			return fmt.Errorf("add metrics APIService registrar: %w", err)
+			return nil, fmt.Errorf("add metrics APIService registrar: %w", err)
 		}
 	}
-	return nil
+	return server, nil
 }

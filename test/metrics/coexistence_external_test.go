@@ -51,7 +51,7 @@ var _ = Describe("coexistence with KEDA owning external.metrics.k8s.io", Ordered
 
 	BeforeAll(func() {
 		dir := GinkgoT().TempDir()
-		args, err := aggregationLayerArgs(dir)
+		args, err := testenv.AggregationLayerArgs(dir)
 		Expect(err).NotTo(HaveOccurred())
 		kedaEnv, kedaConfig, err = testenv.Start(testenv.Options{APIServerArgs: args})
 		Expect(err).NotTo(HaveOccurred())
@@ -101,9 +101,10 @@ var _ = Describe("coexistence with KEDA owning external.metrics.k8s.io", Ordered
 		opts.CertSecret = "gnmic-operator-metrics-api-cert-keda"
 		opts.CertDir = GinkgoT().TempDir()
 		opts.ResyncPeriod = time.Second
+		opts.DrainPeriod = 0 // nothing routes to it once the spec ends
 		var managerCtx context.Context
 		managerCtx, stop = context.WithCancel(ctx)
-		Expect(metricsadapter.Setup(managerCtx, kedaMgr, opts)).To(Succeed())
+		Expect(metricsadapter.Setup(managerCtx, kedaMgr, opts)).Error().NotTo(HaveOccurred())
 		stopped = make(chan error, 1)
 		go func() {
 			defer GinkgoRecover()

@@ -62,7 +62,7 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 
-	args, err := aggregationLayerArgs(GinkgoT().TempDir())
+	args, err := testenv.AggregationLayerArgs(GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	env, cfg, err = testenv.Start(testenv.Options{APIServerArgs: args})
 	Expect(err).NotTo(HaveOccurred())
@@ -93,7 +93,8 @@ var _ = BeforeSuite(func() {
 	opts.ServiceName = serviceName
 	opts.CertDir = GinkgoT().TempDir()
 	opts.ResyncPeriod = 2 * time.Second
-	Expect(metricsadapter.Setup(ctx, mgr, opts)).To(Succeed())
+	opts.DrainPeriod = 0 // nothing routes to it once the suite ends
+	Expect(metricsadapter.Setup(ctx, mgr, opts)).Error().NotTo(HaveOccurred())
 	managerRun = make(chan error, 1)
 	go func() {
 		defer GinkgoRecover()

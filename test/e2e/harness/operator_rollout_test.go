@@ -20,7 +20,9 @@ import (
 // ask for maxSurge 1 and maxUnavailable 0, so a kubelet's cluster replaces the replicas one at a time: no pod
 // is Ready before its container ran and passed its readiness probe, and at every moment as many pods as the
 // Deployment asks for run a ready container and are not being deleted. Every pod event is checked (a watch
-// misses none), so a Ready that lasted one write is caught.
+// misses none), so a Ready that lasted one write is caught. Throughout, the metrics API is asked through
+// kube-apiserver every 50 ms, and no request may fail: a new replica is Ready only once its metrics API
+// serves, an old one keeps serving until its endpoint left the Service.
 func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	t.Helper()
 	deployment := cp.operator.install.deployment
@@ -87,6 +89,8 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	rolling = true
 	mu.Unlock()
 
+	requests := cp.MonitorMetricsAPI(ctx, "", 50*time.Millisecond)
+	defer requests.Stop()
 	name := "deployment/" + deployment.Name
 	if out, err := cp.Kubectl(ctx, "-n", deployment.Namespace, "rollout", "restart", name); err != nil {
 		t.Fatalf("rollout restart: %v: %s", err, out)
@@ -94,7 +98,8 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	if out, err := cp.Kubectl(ctx, "-n", deployment.Namespace, "rollout", "status", name, "--timeout=3m"); err != nil {
 		t.Fatalf("rollout status: %v: %s", err, out)
 	}
-	// The rollout is over once the Deployment says so and the replicas are the new pods, each running.
+	// The rollout is over once the Deployment says so and the replicas are the new pods, each running: the
+	// old pods' containers have stopped, their drain included.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		replicas := cp.OperatorReplicas()
 		if len(replicas) != want {
@@ -110,7 +115,12 @@ func checkRollout(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	if err != nil {
 		t.Fatalf("after the rollout: want %d new ready replicas, got %+v", want, cp.OperatorReplicas())
 	}
-	t.Logf("rolled %d replicas in %s", want, time.Since(started).Round(100*time.Millisecond))
+	metrics := requests.Stop()
+	t.Logf("rolled %d replicas in %s; metrics API through kube-apiserver: %d requests, %d failed",
+		want, time.Since(started).Round(100*time.Millisecond), metrics.Requests, metrics.Failures)
+	if metrics.Failures > 0 {
+		t.Errorf("%d of %d metrics API requests failed during the rollout: %v", metrics.Failures, metrics.Requests, metrics.FailureLog)
+	}
 	stop()
 	mu.Lock()
 	defer mu.Unlock()

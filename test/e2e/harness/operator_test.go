@@ -23,7 +23,8 @@ import (
 // TestOperatorRunsAsItsManifestsDeploy installs the operator from config/default and from the bundle's CSV
 // and checks what the pod emulator promises: the replicas the Deployment asks for, each its own process in
 // its pod's sandbox; one leader; the metrics API and the Prometheus endpoint answering from every replica; a
-// rollout that replaces the replicas one at a time, as the manifests' strategy asks.
+// rollout that replaces the replicas one at a time, as the manifests' strategy asks, and a pod deletion,
+// neither failing a metrics API request.
 func TestOperatorRunsAsItsManifestsDeploy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -201,10 +202,14 @@ func checkSandbox(t *testing.T, cp *ControlPlane, r Replica) {
 }
 
 // checkPodDeletion deletes one operator pod: its process ends (SIGTERM), its object goes once it did, and
-// the ReplicaSet's replacement runs and becomes ready.
+// the ReplicaSet's replacement runs and becomes ready. No metrics API request through kube-apiserver fails
+// meanwhile: the deleted replica drains, its replacement is Ready once it serves.
 func checkPodDeletion(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	t.Helper()
 	victim := cp.OperatorReplicas()[0]
+	requests := cp.MonitorMetricsAPI(ctx, "", 50*time.Millisecond)
+	defer requests.Stop()
+	started := time.Now()
 	if err := cp.Clientset.CoreV1().Pods(OperatorNamespace).Delete(ctx, victim.Pod, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +230,12 @@ func checkPodDeletion(ctx context.Context, t *testing.T, cp *ControlPlane) {
 	})
 	if err != nil {
 		t.Fatalf("after deleting %s: %v (replicas %+v)", victim.Pod, err, cp.OperatorReplicas())
+	}
+	metrics := requests.Stop()
+	t.Logf("pod %s replaced in %s; metrics API through kube-apiserver: %d requests, %d failed",
+		victim.Pod, time.Since(started).Round(100*time.Millisecond), metrics.Requests, metrics.Failures)
+	if metrics.Failures > 0 {
+		t.Errorf("%d of %d metrics API requests failed while a pod was deleted and replaced: %v", metrics.Failures, metrics.Requests, metrics.FailureLog)
 	}
 	if err := syscall.Kill(victim.PID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the deleted pod's process %d still runs", victim.PID)

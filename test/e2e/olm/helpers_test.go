@@ -261,9 +261,24 @@ func checkAPIServicesOwnedBy(namespace, csv string) {
 // externalMetric asks kube-apiserver for an external metric of the Clusters cluster=<name> selects in
 // namespace, through the APIService and the operator's Service, as the autoscaler does.
 func externalMetric(c context.Context, namespace, metric, cluster string) (int64, error) {
-	body, err := cp.Clientset.Discovery().RESTClient().Get().
+	return askExternalMetric(c, namespace, metric, cluster, -1)
+}
+
+// externalMetricOnce is externalMetric without client-go's retries (of a GET whose connection broke, or that
+// was answered Retry-After): one request, one answer.
+func externalMetricOnce(c context.Context, namespace, metric, cluster string) (int64, error) {
+	return askExternalMetric(c, namespace, metric, cluster, 0)
+}
+
+// askExternalMetric asks with at most retries retries, client-go's default when negative.
+func askExternalMetric(c context.Context, namespace, metric, cluster string, retries int) (int64, error) {
+	req := cp.Clientset.Discovery().RESTClient().Get().
 		AbsPath("/apis/external.metrics.k8s.io/v1beta1/namespaces", namespace, metric).
-		Param("labelSelector", "cluster="+cluster).DoRaw(c)
+		Param("labelSelector", "cluster="+cluster)
+	if retries >= 0 {
+		req = req.MaxRetries(retries)
+	}
+	body, err := req.DoRaw(c)
 	if err != nil {
 		return 0, err
 	}

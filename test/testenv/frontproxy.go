@@ -1,4 +1,4 @@
-package metrics_test
+package testenv
 
 import (
 	"crypto/ecdsa"
@@ -14,13 +14,21 @@ import (
 	"time"
 )
 
-// frontProxyClientName is the common name kube-apiserver presents to aggregated servers; they accept
+// FrontProxyClientName is the common name kube-apiserver presents to aggregated servers; they accept
 // X-Remote-User only from a client certificate with this name, signed by the front-proxy CA.
-const frontProxyClientName = "front-proxy-client"
+const FrontProxyClientName = "front-proxy-client"
 
-// aggregationLayerArgs writes a front-proxy CA and client certificate to dir and returns the kube-apiserver
-// flags that turn the aggregation layer on, routing to the endpoints of the APIService's Service.
-func aggregationLayerArgs(dir string) (map[string]string, error) {
+// The files AggregationLayerArgs writes: the front-proxy client's certificate and key are what
+// kube-apiserver presents to an aggregated server, and what a test presents to talk to one as it does.
+const (
+	FrontProxyClientCert = "front-proxy-client.crt"
+	FrontProxyClientKey  = "front-proxy-client.key"
+)
+
+// AggregationLayerArgs writes a front-proxy CA and client certificate to dir and returns the kube-apiserver
+// flags that turn the aggregation layer on, routing to the endpoints of the APIService's Service (give them
+// to Start as Options.APIServerArgs).
+func AggregationLayerArgs(dir string) (map[string]string, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("front-proxy CA key: %w", err)
@@ -48,7 +56,7 @@ func aggregationLayerArgs(dir string) (map[string]string, error) {
 	}
 	clientDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
 		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: frontProxyClientName},
+		Subject:      pkix.Name{CommonName: FrontProxyClientName},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -62,9 +70,9 @@ func aggregationLayerArgs(dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("encode front-proxy client key: %w", err)
 	}
 	files := map[string][]byte{
-		"front-proxy-ca.crt":     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		"front-proxy-client.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientDER}),
-		"front-proxy-client.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: clientKeyDER}),
+		"front-proxy-ca.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		FrontProxyClientCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientDER}),
+		FrontProxyClientKey:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: clientKeyDER}),
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
@@ -73,12 +81,12 @@ func aggregationLayerArgs(dir string) (map[string]string, error) {
 	}
 	return map[string]string{
 		"requestheader-client-ca-file":       filepath.Join(dir, "front-proxy-ca.crt"),
-		"requestheader-allowed-names":        frontProxyClientName,
+		"requestheader-allowed-names":        FrontProxyClientName,
 		"requestheader-username-headers":     "X-Remote-User",
 		"requestheader-group-headers":        "X-Remote-Group",
 		"requestheader-extra-headers-prefix": "X-Remote-Extra-",
-		"proxy-client-cert-file":             filepath.Join(dir, "front-proxy-client.crt"),
-		"proxy-client-key-file":              filepath.Join(dir, "front-proxy-client.key"),
+		"proxy-client-cert-file":             filepath.Join(dir, FrontProxyClientCert),
+		"proxy-client-key-file":              filepath.Join(dir, FrontProxyClientKey),
 		"enable-aggregator-routing":          "true",
 	}, nil
 }
