@@ -40,7 +40,9 @@ type nodeLossResult struct {
 	SecondsToPodsRemoved  float64 `json:"secondsFromNodeDeletionToPodsRemoved"`
 	TargetsMoved          int     `json:"targetsMoved"`
 	TargetsOnReturnedPods int     `json:"targetsOnReturnedPods"`
-	FinalOnOnePodEach     int     `json:"targetsOnExactlyOneCollector"`
+	// SecondsToPlacedAsBefore is from the new node's creation until every target is back on its original pod.
+	SecondsToPlacedAsBefore float64 `json:"secondsFromNodeAddedToPlacedAsBefore"`
+	FinalOnOnePodEach       int     `json:"targetsOnExactlyOneCollector"`
 	collectionFigures
 }
 
@@ -155,7 +157,8 @@ var _ = Describe("Pod deletion and node loss", Ordered, func() {
 		}).WithTimeout(2 * time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 		removed := time.Now()
 
-		By("adding a node: the replacement pods come back empty, nothing moves back")
+		By("adding a node: the replacement pods take back the targets their ordinals had (their lastPod)")
+		added := time.Now()
 		Expect(cp.AddNodes(ctx, harness.NodeSpec{Name: "disruption-c", Labels: pool, Pods: 2})).To(Succeed())
 		Eventually(func(g Gomega) {
 			s, err := fleet.Observe(ctx, cp, k8sClient, "")
@@ -167,6 +170,12 @@ var _ = Describe("Pod deletion and node loss", Ordered, func() {
 				g.Expect(running).To(BeTrue(), "collector of the replacement %s", name)
 			}
 		}).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(func(g Gomega) {
+			h := holdingsOf(fleet.Namespace)
+			g.Expect(h.duplicated()).To(BeZero())
+			g.Expect(h.placement()).To(Equal(original), "every target back on its original pod")
+		}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
+		placedAsBefore := time.Since(added)
 		figures := tracker.Stop()
 
 		final := holdingsOf(fleet.Namespace)
@@ -185,7 +194,8 @@ var _ = Describe("Pod deletion and node loss", Ordered, func() {
 			LostPodsLeftAtMove:   podsLeftAtMove,
 			SecondsToPodsRemoved: removed.Sub(start).Round(100 * time.Millisecond).Seconds(),
 			TargetsMoved:         figures.Strays, TargetsOnReturnedPods: onReturned,
-			FinalOnOnePodEach: len(final.placement()), collectionFigures: figures,
+			SecondsToPlacedAsBefore: placedAsBefore.Round(100 * time.Millisecond).Seconds(),
+			FinalOnOnePodEach:       len(final.placement()), collectionFigures: figures,
 		})
 		Expect(final.placement()).To(HaveLen(targets), "every target on exactly one collector")
 		Expect(final.duplicated()).To(BeZero())
@@ -193,6 +203,6 @@ var _ = Describe("Pod deletion and node loss", Ordered, func() {
 		Expect(figures.Strays).To(Equal(onLost), "exactly the lost pods' targets move")
 		// The tracker samples every 100 ms and the operator notices the Node's deletion through its watch.
 		Expect(firstMove.Sub(start)).To(BeNumerically(">=", grace-2*time.Second), "targets moved before the grace period ended")
-		Expect(onReturned).To(BeZero(), "a returning pod is an ordinary empty pod")
+		Expect(onReturned).To(Equal(onLost), "the replacement pods take back the targets their ordinals had")
 	})
 })
