@@ -1,7 +1,6 @@
 package controllers_test
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -211,14 +210,7 @@ var _ = Describe("Balancer", Ordered, func() {
 func runBalancerOperator() {
 	mgr := newManager(cfg)
 	Expect(startBalancer(mgr)).To(Succeed())
-	ctx, stop := context.WithCancel(suiteCtx)
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	DeferCleanup((&operator{stop: stop, done: done}).Stop)
+	DeferCleanup(runManager(mgr).Stop)
 }
 
 // startBalancer adds the Balancer controller to the manager, looking at the targets every balancerLook.

@@ -196,6 +196,11 @@ func newManager(restConfig *rest.Config) ctrl.Manager {
 // runOperator sets the reconciler up with the manager and runs it until the operator's Stop.
 func runOperator(mgr ctrl.Manager, r *cluster.Reconciler) *operator {
 	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	return runManager(mgr)
+}
+
+// runManager starts the manager and runs it until the operator's Stop.
+func runManager(mgr ctrl.Manager) *operator {
 	ctx, stop := context.WithCancel(suiteCtx)
 	done := make(chan struct{})
 	go func() {
