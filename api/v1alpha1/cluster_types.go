@@ -244,6 +244,11 @@ type APISpec struct {
 	// Cluster's APISecured condition and a warning event repeat.
 	// +optional
 	Insecure *APIInsecure `json:"insecure,omitempty"`
+
+	// GNMI runs the collectors' gNMI server, for downstream systems to subscribe to the collected data
+	// (docs/gnmi-server.md). Off unless enabled.
+	// +optional
+	GNMI *GNMIServerSpec `json:"gnmi,omitempty"`
 }
 
 // APITLS configures TLS on the collector REST API.
@@ -295,6 +300,13 @@ type NetworkPolicySpec struct {
 	// +listType=atomic
 	// +optional
 	OutputPeers []networkingv1.NetworkPolicyPeer `json:"outputPeers,omitempty"`
+
+	// GNMIPeers may reach the collectors' gNMI server (spec.api.gnmi). Empty admits every source; the server's
+	// mutual TLS still admits only clients with a certificate from the Cluster's CA.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	GNMIPeers []networkingv1.NetworkPolicyPeer `json:"gnmiPeers,omitempty"`
 }
 
 // TargetDistribution tunes target placement.

@@ -30,6 +30,12 @@ type OutputSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Values from Secrets"
 	SecretRefs []ConfigSecretRef `json:"secretRefs,omitempty"`
+
+	// Service configures what a prometheus output publishes on each Cluster that sends to it: a container port,
+	// a Service and a ServiceMonitor (docs/outputs.md). Outputs of other types ignore it.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service"
+	Service *OutputServiceSpec `json:"service,omitempty"`
 }
 
 // ConfigSecretRef sets one value of an Output's or Input's config from a Secret.
@@ -100,6 +106,16 @@ type OutputStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status
 	RejectedBy []ConfigurationRejection `json:"rejectedBy,omitempty"`
+
+	// PortConflicts are the Clusters on which the Output's listening port is taken already (by an Output created
+	// earlier, the collectors' REST API or their gNMI server), each with what takes it. The Output is sent to
+	// no collector of those Clusters; PortAvailable is False while any is present.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status
+	PortConflicts []ConfigurationRejection `json:"portConflicts,omitempty"`
 }
 
 // ConfigurationRejection is one Cluster's refusal of a configuration an Output or Input is blamed for.
