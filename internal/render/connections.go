@@ -19,6 +19,10 @@ type Connections struct {
 	// hold (TLSBundle.Omitted), with why: the targets that need them are
 	// skipped.
 	TLSOmitted map[string]error
+	// ReservedPorts are the ports the collectors listen on besides their outputs (their REST API, their gNMI
+	// server), each with what listens there in words: an output that listens on one is skipped
+	// (PortTakenError).
+	ReservedPorts map[int32]string
 }
 
 // Keys of a credentials Secret (TargetProfile spec.credentialsRef). A Secret

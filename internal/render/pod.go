@@ -13,7 +13,8 @@ import (
 // targets named onPod, in its Normalize form, and the objects it had to leave
 // out, sorted by kind and name. The pod gets:
 //   - every selected output, so that where a target's data goes does not
-//     depend on the pod it is placed on;
+//     depend on the pod it is placed on, except an output whose listening
+//     port is taken (by an older output, or Connections.ReservedPorts);
 //   - every selected input that feeds at least one output;
 //   - each target of onPod whose profile, Secrets, subscriptions and outputs
 //     all render;
@@ -60,12 +61,25 @@ func (b *builder) skip(kind selection.Kind, name string, err error) {
 	b.skips = append(b.skips, SkipError{Kind: kind, Name: name, Err: err})
 }
 
+// addOutputs adds every output that renders. Of outputs that listen on one port (or on one of
+// Connections.ReservedPorts), the oldest keeps it and the others are skipped with a PortTakenError.
 func (b *builder) addOutputs() {
-	for _, name := range sortedKeys(b.sel.Outputs) {
+	listening := map[int32]PortTakenError{}
+	for port, what := range b.conn.ReservedPorts {
+		listening[port] = PortTakenError{Port: port, By: what}
+	}
+	for _, name := range outputsByAge(b.sel.Outputs) {
 		obj, err := outputObject(b.sel.Outputs[name], b.conn.Secrets)
 		if err != nil {
 			b.skip(selection.KindOutput, name, err)
 			continue
+		}
+		if port, listens := gnmic.OutputListenPort(obj); listens {
+			if holder, taken := listening[port]; taken {
+				b.skip(selection.KindOutput, name, holder)
+				continue
+			}
+			listening[port] = PortTakenError{Port: port, By: fmt.Sprintf("output %q", name), Output: name}
 		}
 		b.cfg.Outputs = setKey(b.cfg.Outputs, name, obj)
 	}
