@@ -34,7 +34,8 @@ const ChecksumAnnotation = "operator.gnmic.dev/config-checksum"
 // explicit; it logs nothing without log: true; enable-metrics is spelled out
 // although metrics are served regardless. Unless spec.api.insecure opts out,
 // the API serves TLS and requires a client certificate signed by the CA in
-// ca.crt (the operator's), so only the operator can push configuration.
+// ca.crt (the operator's), so only the operator can push configuration. With
+// spec.api.gnmi enabled the file also runs the gNMI server (gnmiServerSection).
 func BootstrapConfig(c *v1alpha1.Cluster) string {
 	var b strings.Builder
 	b.WriteString("# Written by gnmic-operator. Targets, subscriptions, outputs and inputs are pushed\n")
@@ -49,6 +50,7 @@ func BootstrapConfig(c *v1alpha1.Cluster) string {
 		fmt.Fprintf(&b, "    key-file: %s\n", path.Join(APITLSDir, render.KeyFile))
 		b.WriteString("    client-auth: require-verify\n")
 	}
+	b.WriteString(gnmiServerSection(c))
 	b.WriteString("log: true\n")
 	return b.String()
 }

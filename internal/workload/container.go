@@ -43,9 +43,7 @@ func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 		Image:           spec.Image,
 		ImagePullPolicy: spec.ImagePullPolicy,
 		Args:            []string{"--config", path.Join(ConfigDir, ConfigFile), "collect"},
-		Ports: []corev1.ContainerPort{{
-			Name: RestPortName, ContainerPort: RestPort(c), Protocol: corev1.ProtocolTCP,
-		}},
+		Ports:           containerPorts(c, opts),
 		Resources: *spec.Resources.DeepCopy(),
 		// Readiness means the REST API answers, so the operator can push;
 		// whether a pod holds its configuration is the ConfigApplied condition.
@@ -65,6 +63,15 @@ func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 		ctr.Env = append(ctr.Env, *spec.Env[i].DeepCopy())
 	}
 	return ctr
+}
+
+// containerPorts are the REST API's port, the gNMI server's when it runs, and those of the scraped outputs.
+func containerPorts(c *v1alpha1.Cluster, opts Options) []corev1.ContainerPort {
+	ports := []corev1.ContainerPort{{Name: RestPortName, ContainerPort: RestPort(c), Protocol: corev1.ProtocolTCP}}
+	if GNMIServerEnabled(c) {
+		ports = append(ports, corev1.ContainerPort{Name: GNMIPortName, ContainerPort: GNMIPort(c), Protocol: corev1.ProtocolTCP})
+	}
+	return append(ports, outputContainerPorts(opts.ScrapedOutputs)...)
 }
 
 // probeHandler checks the REST API. With TLS (the default) the collector demands a

@@ -35,10 +35,12 @@ func DefaultOperatorPodLabels() map[string]string {
 //   - the operator's pods, on the REST API port: they alone push
 //     configuration and read the collectors' state;
 //   - spec.networkPolicy.outputPeers, or every source when it is empty, on
-//     outputPorts: the ports the Cluster's outputs listen on (OutputPorts).
+//     outputPorts: the ports the Cluster's outputs listen on (OutputPorts);
+//   - spec.networkPolicy.gnmiPeers, or every source when it is empty, on the
+//     gNMI server's port when spec.api.gnmi runs it.
 //
-// The REST port is never among the second rule's ports, even when an output
-// claims it. Egress is not restricted: collectors dial devices, message buses
+// The REST and gNMI server ports are never among the outputs' ports, even
+// when an output claims one (render refuses such an output). Egress is not restricted: collectors dial devices, message buses
 // and remote-write endpoints wherever they are. Traffic from the pods' own
 // node, such as the kubelet's probes, is always allowed by NetworkPolicy.
 func NetworkPolicy(c *v1alpha1.Cluster, operator OperatorPeer, outputPorts []int32) *networkingv1.NetworkPolicy {
@@ -55,9 +57,10 @@ func NetworkPolicy(c *v1alpha1.Cluster, operator OperatorPeer, outputPorts []int
 		fromOperator.NamespaceSelector.MatchLabels = map[string]string{namespaceNameLabel: operator.Namespace}
 	}
 	ingress := []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{fromOperator}, Ports: tcpPorts(rest)}}
+	gnmi := GNMIServerEnabled(c)
 	var scraped []int32
 	for _, p := range outputPorts {
-		if p != rest {
+		if p != rest && !(gnmi && p == GNMIPort(c)) {
 			scraped = append(scraped, p)
 		}
 	}
@@ -65,6 +68,13 @@ func NetworkPolicy(c *v1alpha1.Cluster, operator OperatorPeer, outputPorts []int
 		rule := networkingv1.NetworkPolicyIngressRule{Ports: tcpPorts(scraped...)}
 		for i := range spec.OutputPeers {
 			rule.From = append(rule.From, *spec.OutputPeers[i].DeepCopy())
+		}
+		ingress = append(ingress, rule)
+	}
+	if gnmi {
+		rule := networkingv1.NetworkPolicyIngressRule{Ports: tcpPorts(GNMIPort(c))}
+		for i := range spec.GNMIPeers {
+			rule.From = append(rule.From, *spec.GNMIPeers[i].DeepCopy())
 		}
 		ingress = append(ingress, rule)
 	}

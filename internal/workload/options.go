@@ -11,6 +11,9 @@ type Options struct {
 	// certificate) and ca.crt (the CA that signs the operator's client
 	// certificate). Empty means APITLSSecretName.
 	APITLSSecret string
+	// ScrapedOutputs are the prometheus outputs the collectors run: each gets a named container port
+	// (OutputPortName). A change to them rolls the pods.
+	ScrapedOutputs []ScrapedOutput
 }
 
 // APITLSSecretName is the default name of the Secret with a Cluster's REST API

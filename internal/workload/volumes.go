@@ -13,6 +13,7 @@ const (
 	tmpVolume       = "tmp"
 	apiTLSVolume    = "api-tls"
 	targetTLSVolume = "target-tls"
+	gnmiTLSVolume   = "gnmi-tls"
 )
 
 // File modes: the configuration is world-readable, key material only by the
@@ -23,8 +24,8 @@ const (
 )
 
 // volumes are, in this order: the bootstrap ConfigMap, an emptyDir for /tmp,
-// the API TLS Secret unless spec.api.insecure opts out of TLS, and the Cluster's target TLS
-// Secret.
+// the API TLS Secret unless spec.api.insecure opts out of TLS, the Cluster's target TLS
+// Secret, and the gNMI server's TLS Secret when the server runs with TLS.
 //
 // The target TLS Secret holds the TLS files of every target of the Cluster
 // (render.BundleTLS), so the volumes never depend on which targets need TLS:
@@ -48,7 +49,11 @@ func volumes(c *v1alpha1.Cluster, opts Options) []corev1.Volume {
 	if APITLS(c) {
 		vols = append(vols, secretVolume(apiTLSVolume, opts.apiTLSSecret(c), false))
 	}
-	return append(vols, secretVolume(targetTLSVolume, TargetTLSSecretName(c), false))
+	vols = append(vols, secretVolume(targetTLSVolume, TargetTLSSecretName(c), false))
+	if GNMIServerEnabled(c) && APITLS(c) {
+		vols = append(vols, secretVolume(gnmiTLSVolume, GNMITLSSecretName(c), false))
+	}
+	return vols
 }
 
 // volumeMounts mount the volumes in the same order; all but /tmp read-only.
@@ -60,7 +65,11 @@ func volumeMounts(c *v1alpha1.Cluster, opts Options) []corev1.VolumeMount {
 	if APITLS(c) {
 		mounts = append(mounts, corev1.VolumeMount{Name: apiTLSVolume, MountPath: APITLSDir, ReadOnly: true})
 	}
-	return append(mounts, corev1.VolumeMount{Name: targetTLSVolume, MountPath: render.TLSRoot, ReadOnly: true})
+	mounts = append(mounts, corev1.VolumeMount{Name: targetTLSVolume, MountPath: render.TLSRoot, ReadOnly: true})
+	if GNMIServerEnabled(c) && APITLS(c) {
+		mounts = append(mounts, corev1.VolumeMount{Name: gnmiTLSVolume, MountPath: GNMITLSDir, ReadOnly: true})
+	}
+	return mounts
 }
 
 func secretVolume(name, secret string, optional bool) corev1.Volume {
