@@ -31,12 +31,14 @@ type acceptance struct {
 	conditions         *[]metav1.Condition
 	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
 	secretRefs         []operatorv1alpha1.ConfigSecretRef
+	// portConflicts is nil for Inputs (port_conflicts.go).
+	portConflicts *[]operatorv1alpha1.ConfigurationRejection
 }
 
 func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
 		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
-		secretRefs: o.Spec.SecretRefs}
+		secretRefs: o.Spec.SecretRefs, portConflicts: &o.Status.PortConflicts}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
@@ -72,6 +74,8 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 	return r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
 		judge(a, cluster.Name, sent(a.kind, a.name), exists, v)
 		setSecretsResolved(a, w)
+		conflict, listens := w.portVerdict(a.name)
+		judgePort(a, cluster.Name, conflict, listens, exists)
 	})
 }
 
@@ -88,6 +92,7 @@ func (r *Reconciler) removeFromRejections(ctx context.Context, deleted types.Nam
 	}
 	return r.writeAcceptance(ctx, outputs.Items, inputs.Items, func(a acceptance) {
 		judge(a, cluster, false, nil, sharedVerdict{})
+		judgePort(a, cluster, nil, false, nil)
 	})
 }
 

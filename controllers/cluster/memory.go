@@ -44,6 +44,9 @@ type clusterMemory struct {
 	// staleTargets is how many targets the collectors ran, as last read, that they were not sent: a warning
 	// is raised when it grows.
 	staleTargets int
+	// monitors is, per ServiceMonitor of the Cluster's prometheus outputs, when the operator last found it as
+	// it wants it (scrape.go); an entry goes with its ServiceMonitor.
+	monitors map[string]monitorCheck
 }
 
 // memoryOf is the Cluster's memory, empty the first time.

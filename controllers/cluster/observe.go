@@ -60,6 +60,8 @@ type world struct {
 	renderErr error
 	// skippedByTarget indexes the skips of targets by name: status is written per target.
 	skippedByTarget map[string]render.SkipError
+	// published is what ensureWorkload did of the prometheus outputs' ServiceMonitors (scrape.go).
+	published published
 }
 
 // isDesired tells whether the pod with this ordinal is one the Cluster should run.
@@ -195,6 +197,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		return nil, err
 	}
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
+	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
 	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {
@@ -208,6 +211,9 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	}
 	w.fingerprintKey = credentials.FingerprintKey(own)
 	if w.apiTLS, err = r.credentials.APITLS(ctx, cluster, own); err != nil {
+		return nil, err
+	}
+	if err := r.credentials.GNMITLS(ctx, cluster, own); err != nil {
 		return nil, err
 	}
 

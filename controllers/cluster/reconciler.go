@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,6 +57,11 @@ type Reconciler struct {
 	OperatorNamespace string
 	OperatorPodLabels map[string]string
 
+	// Discovery tells whether the ServiceMonitor CRD is installed; nil means a discovery client for the
+	// manager's configuration. CRDRecheck is how long its answer is trusted; zero means DefaultCRDRecheck.
+	Discovery  discovery.DiscoveryInterface
+	CRDRecheck time.Duration
+
 	// Sharding, when set, makes this replica reconcile only the Clusters the operator's replicas assign it
 	// (controllers/sharding); nil: it reconciles every Cluster (under leader election).
 	Sharding Sharding
@@ -65,6 +71,8 @@ type Reconciler struct {
 	// turns answers, Cluster by Cluster, whether this replica reconciles it and may push now: Sharding, or
 	// soleReplica without it.
 	turns turns
+	// serviceMonitorCRD tells whether ServiceMonitors can be written; made by SetupWithManager.
+	serviceMonitorCRD *serviceMonitorCRD
 	// remembered is what the reconciler keeps between reconciles (state.go). SetupWithManager makes both.
 	remembered
 }

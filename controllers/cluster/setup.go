@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -134,6 +135,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.DropTimeout = cmp.Or(r.DropTimeout, DefaultDropTimeout)
 	r.RepairAfter = cmp.Or(r.RepairAfter, DefaultRepairAfter)
 	r.CollectorSilence = cmp.Or(r.CollectorSilence, DefaultCollectorSilence)
+	r.CRDRecheck = cmp.Or(r.CRDRecheck, DefaultCRDRecheck)
+	if r.Discovery == nil {
+		d, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("make a discovery client: %w", err)
+		}
+		r.Discovery = d
+	}
+	r.serviceMonitorCRD = &serviceMonitorCRD{discovery: r.Discovery, recheck: r.CRDRecheck, now: r.now}
 	r.wakes = newWakes()
 	r.streams = collector.NewStreams(r.wakes.soon)
 	r.ledger = &collector.Ledger{}

@@ -22,12 +22,15 @@ import (
 // no longer wants (domains added, removed or renamed) is deleted; its pods' targets are placed elsewhere like
 // those of any pod that is gone.
 func (r *Reconciler) ensureStatefulSets(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
+	opts := workload.Options{}
+	scraped, known := scrapedOutputs(w)
+	opts.ScrapedOutputs = scraped
 	var want []*appsv1.StatefulSet
 	if w.split == nil {
-		want = append(want, workload.StatefulSet(cluster, workload.Options{}))
+		want = append(want, workload.StatefulSet(cluster, opts))
 	} else {
 		for i, a := range w.split.result.Domains {
-			want = append(want, workload.DomainStatefulSet(cluster, i, int32(a.Desired), workload.Options{}))
+			want = append(want, workload.DomainStatefulSet(cluster, i, int32(a.Desired), opts))
 		}
 	}
 	keep := map[string]bool{}
@@ -38,6 +41,11 @@ func (r *Reconciler) ensureStatefulSets(ctx context.Context, cluster *operatorv1
 		}
 		if w.apiTLS != nil {
 			sts.Spec.Template.Annotations[credentials.APITLSChecksumAnnotation] = w.apiTLS.Checksum
+		}
+		if !known {
+			if err := r.keepOutputPorts(ctx, sts); err != nil {
+				return err
+			}
 		}
 		if err := owned.Ensure(ctx, r.owned, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
 			have.Spec = want.Spec
@@ -86,6 +94,32 @@ func (r *Reconciler) deleteUnwantedStatefulSets(ctx context.Context, cluster *op
 		log.FromContext(ctx).Info("deleting", "kind", "StatefulSet", "name", sts.Name, "why", "no domain of the Cluster runs it")
 		if err := r.Delete(ctx, sts); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete statefulset %s: %w", sts.Name, err)
+		}
+	}
+	return nil
+}
+
+// keepOutputPorts gives want the container ports of the outputs that the live StatefulSet of its name has:
+// while the configuration does not render, which outputs the collectors run is not known, and ports dropped
+// from the pod template would roll every pod.
+func (r *Reconciler) keepOutputPorts(ctx context.Context, want *appsv1.StatefulSet) error {
+	var have appsv1.StatefulSet
+	err := r.Get(ctx, client.ObjectKeyFromObject(want), &have)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("get statefulset %s: %w", want.Name, err)
+	}
+	for _, c := range have.Spec.Template.Spec.Containers {
+		if c.Name != workload.ContainerName {
+			continue
+		}
+		wantPorts := &want.Spec.Template.Spec.Containers[0].Ports
+		for _, p := range c.Ports {
+			if p.Name != workload.RestPortName && p.Name != workload.GNMIPortName {
+				*wantPorts = append(*wantPorts, p)
+			}
 		}
 	}
 	return nil

@@ -54,6 +54,8 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	r.reportDomains(cluster, w)
 	r.setCapacityCondition(cluster, plan)
 	r.setAPISecuredCondition(cluster)
+	r.setOutputPortsCondition(cluster, w)
+	r.setServiceMonitorsCondition(cluster, w)
 	failed, applying := pushed.failedPods(), pushed.applyingPods()
 	applied := metav1.Condition{Type: operatorv1alpha1.ConditionConfigApplied, Status: metav1.ConditionTrue,
 		Reason: "Applied", Message: "every ready collector pod runs its configuration", ObservedGeneration: cluster.Generation}

@@ -13,7 +13,8 @@ import (
 )
 
 // ensureWorkload makes the Cluster's target TLS Secret, StatefulSets (one, or one per domain), headless Service, bootstrap ConfigMap,
-// NetworkPolicy and PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it,
+// NetworkPolicy, the Services (and ServiceMonitors) of its prometheus outputs and of its gNMI server, and
+// PodDisruptionBudget match the spec. The target TLS Secret comes first: the pods mount it,
 // and the configuration pushed next points at its files.
 func (r *Reconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	if err := r.credentials.EnsureTargetTLS(ctx, cluster, w.targetTLS); err != nil {
@@ -36,6 +37,12 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alph
 		return err
 	}
 	if err := r.ensureNetworkPolicy(ctx, cluster, w); err != nil {
+		return err
+	}
+	if err := r.ensureOutputServices(ctx, cluster, w); err != nil {
+		return err
+	}
+	if err := r.ensureGNMIServer(ctx, cluster); err != nil {
 		return err
 	}
 	if pdb := workload.PodDisruptionBudget(cluster); pdb != nil {
