@@ -50,6 +50,47 @@ func TestBootstrapConfig(t *testing.T) {
 			},
 		},
 		{
+			name:    "runs the gNMI server over TLS with verified client certificates when it is enabled",
+			cluster: cluster(withGNMIServer(0)),
+			want: map[string]any{
+				"api-server": map[string]any{
+					"address":        ":7890",
+					"enable-metrics": true,
+					"tls": map[string]any{
+						"ca-file":     "/var/run/gnmic/api-tls/ca.crt",
+						"cert-file":   "/var/run/gnmic/api-tls/tls.crt",
+						"key-file":    "/var/run/gnmic/api-tls/tls.key",
+						"client-auth": "require-verify",
+					},
+				},
+				"gnmi-server": map[string]any{
+					"address": ":57400",
+					"tls": map[string]any{
+						"ca-file":     "/var/run/gnmic/gnmi-tls/ca.crt",
+						"cert-file":   "/var/run/gnmic/gnmi-tls/tls.crt",
+						"key-file":    "/var/run/gnmic/gnmi-tls/tls.key",
+						"client-auth": "require-verify",
+					},
+				},
+				"log": true,
+			},
+		},
+		{
+			name:    "runs the gNMI server in plain gRPC on the spec's port when the Cluster opts out of TLS",
+			cluster: cluster(insecure, withGNMIServer(50051)),
+			want: map[string]any{
+				"api-server":  map[string]any{"address": ":7890", "enable-metrics": true},
+				"gnmi-server": map[string]any{"address": ":50051"},
+				"log":         true,
+			},
+		},
+		{
+			name: "runs no gNMI server unless it is enabled", cluster: cluster(insecure, func(c *v1alpha1.Cluster) {
+				c.Spec.API.GNMI = &v1alpha1.GNMIServerSpec{Port: 57400}
+			}),
+			want: map[string]any{"api-server": map[string]any{"address": ":7890", "enable-metrics": true}, "log": true},
+		},
+		{
 			name:    "serves TLS and requires verified client certificates when api.tls is set",
 			cluster: cluster(withTLS),
 			want: map[string]any{

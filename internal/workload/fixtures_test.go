@@ -31,3 +31,11 @@ func withPort(port int32) func(*v1alpha1.Cluster) {
 func withReplicas(n int32) func(*v1alpha1.Cluster) {
 	return func(c *v1alpha1.Cluster) { c.Spec.Replicas = &n }
 }
+
+// withGNMIServer enables the gNMI server, on port (0: the default).
+func withGNMIServer(port int32) func(*v1alpha1.Cluster) {
+	return func(c *v1alpha1.Cluster) {
+		enabled := true
+		c.Spec.API.GNMI = &v1alpha1.GNMIServerSpec{Enabled: &enabled, Port: port}
+	}
+}

@@ -79,6 +79,41 @@ func TestNetworkPolicy(t *testing.T) {
 				NamespaceSelector: &metav1.LabelSelector{}, PodSelector: fromOperator.PodSelector}}, Ports: tcp(7890)}},
 		},
 		{
+			name: "admits every source to the gNMI server's port when it runs", operator: operator, outputPorts: []int32{9804},
+			cluster: cluster(withGNMIServer(0)),
+			want: []networkingv1.NetworkPolicyIngressRule{
+				{From: []networkingv1.NetworkPolicyPeer{fromOperator}, Ports: tcp(7890)},
+				{Ports: tcp(9804)},
+				{Ports: tcp(57400)},
+			},
+		},
+		{
+			name: "admits only gnmiPeers to the gNMI server's port when the spec names them", operator: operator,
+			cluster: cluster(withGNMIServer(50051), func(c *v1alpha1.Cluster) {
+				c.Spec.NetworkPolicy.GNMIPeers = []networkingv1.NetworkPolicyPeer{monitoring}
+			}),
+			want: []networkingv1.NetworkPolicyIngressRule{
+				{From: []networkingv1.NetworkPolicyPeer{fromOperator}, Ports: tcp(7890)},
+				{From: []networkingv1.NetworkPolicyPeer{monitoring}, Ports: tcp(50051)},
+			},
+		},
+		{
+			name: "never opens the gNMI server's port to outputPeers, even when an output claims it", operator: operator,
+			outputPorts: []int32{57400},
+			cluster: cluster(withGNMIServer(0), func(c *v1alpha1.Cluster) {
+				c.Spec.NetworkPolicy.OutputPeers = []networkingv1.NetworkPolicyPeer{monitoring}
+			}),
+			want: []networkingv1.NetworkPolicyIngressRule{
+				{From: []networkingv1.NetworkPolicyPeer{fromOperator}, Ports: tcp(7890)},
+				{Ports: tcp(57400)},
+			},
+		},
+		{
+			name: "opens no port for a gNMI server that is not enabled", operator: operator,
+			cluster: cluster(func(c *v1alpha1.Cluster) { c.Spec.API.GNMI = &v1alpha1.GNMIServerSpec{Port: 57400} }),
+			want:    []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{fromOperator}, Ports: tcp(7890)}},
+		},
+		{
 			name: "keeps none when disabled", operator: operator, wantNil: true,
 			cluster: cluster(func(c *v1alpha1.Cluster) { c.Spec.NetworkPolicy.Enabled = ptr(false) }),
 		},

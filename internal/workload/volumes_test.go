@@ -81,6 +81,14 @@ func TestVolumes(t *testing.T) {
 			want: []mount{config, tmp, {path: "/var/run/gnmic/api-tls", readOnly: true, source: "secret/issued"}, targetTLS},
 		},
 		{
+			name: "mounts the gNMI server's TLS secret, required, when the server runs with TLS", cluster: cluster(withGNMIServer(0)),
+			want: []mount{config, tmp, apiTLS, targetTLS, {path: "/var/run/gnmic/gnmi-tls", readOnly: true, source: "secret/c-gnmi-tls"}},
+		},
+		{
+			name: "mounts no gNMI TLS secret for a gNMI server without TLS", cluster: cluster(insecure, withGNMIServer(0)),
+			want: []mount{config, tmp, targetTLS},
+		},
+		{
 			name: "mounts the target TLS secret of the Cluster by its name", cluster: cluster(insecure, func(c *v1alpha1.Cluster) { c.Name = "edge" }),
 			want: []mount{{path: "/etc/gnmic", readOnly: true, source: "configmap/edge"}, tmp,
 				{path: "/var/run/gnmic/tls", readOnly: true, source: "secret/edge-target-tls"}},
