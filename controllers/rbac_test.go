@@ -185,6 +185,32 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		}, 20*time.Second).Should(BeTrue())
 	})
 
+	It("publishes a prometheus output with a Service and a ServiceMonitor, and deletes both once the Cluster no longer sends to it", func() {
+		installServiceMonitorCRD()
+		f.addScrapedOutput("metrics", ":9273")
+		svc := client.ObjectKey{Namespace: f.ns, Name: f.name + "-out-metrics"}
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			g.Expect(k8sClient.Get(suiteCtx, svc, &corev1.Service{})).To(Succeed())
+			g.Expect(k8sClient.Get(suiteCtx, svc, serviceMonitor())).To(Succeed())
+		}, 20*time.Second).Should(Succeed())
+		f.updateOutput("metrics", func(o *operatorv1alpha1.Output) {
+			o.Spec.Service = &operatorv1alpha1.OutputServiceSpec{ServiceMonitor: operatorv1alpha1.ServiceMonitorSpec{Interval: "1m"}}
+		})
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			sm := serviceMonitor()
+			g.Expect(k8sClient.Get(suiteCtx, svc, sm)).To(Succeed())
+			g.Expect(sm.Object["spec"]).To(HaveKeyWithValue("endpoints", ContainElement(HaveKeyWithValue("interval", "1m"))))
+		}, 20*time.Second).Should(Succeed())
+		Expect(k8sClient.Delete(suiteCtx, &operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "scrape-metrics"}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, svc, &corev1.Service{}))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, svc, serviceMonitor()))).To(BeTrue())
+		}, 20*time.Second).Should(Succeed())
+	})
+
 	It("runs a StatefulSet per domain once the Cluster has domains, and deletes the one named after the Cluster", func() {
 		f.updateCluster(func(c *operatorv1alpha1.Cluster) {
 			c.Spec.Domains = []operatorv1alpha1.ClusterDomain{{Name: "zone-a"}, {Name: "zone-b"}}
@@ -271,6 +297,8 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 		Dialer:            &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		PollInterval:      2 * time.Second,
 		OperatorNamespace: install.namespace,
+		// The ServiceMonitor CRD comes and goes within a spec.
+		CRDRecheck: 300 * time.Millisecond,
 	})
 }
 
