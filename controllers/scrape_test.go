@@ -35,15 +35,21 @@ var _ = Describe("Prometheus outputs and the gNMI server", Ordered, func() {
 		DeferCleanup(op.Stop)
 	})
 
-	It("gives a prometheus output a named container port and a Service on the Cluster, and says once that no ServiceMonitor can be made", func() {
+	It("gives a prometheus output a Service on the Cluster and a named container port without rolling the pods, and says once that no ServiceMonitor can be made", func() {
 		f := newFleet(2, nil, "")
-		f.addScrapedOutput("metrics", ":9273")
 		f.addTargets(0, 2)
 		f.converged(2, 0)
+		before := f.statefulSet()
+		f.addScrapedOutput("metrics", ":9273")
 		svc := &corev1.Service{}
+		Eventually(func() error {
+			return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-out-metrics"}, svc)
+		}, 10*time.Second).Should(Succeed())
+		By("naming the port on the pods only once their template changes for another reason")
+		f.templateUnchanged(before, 3*time.Second)
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) { c.Spec.PodAnnotations = map[string]string{"example.com/rev": "2"} })
 		Eventually(func(g Gomega) {
 			g.Expect(f.collectorPorts(g)).To(ContainElement(corev1.ContainerPort{Name: "prom-metrics", ContainerPort: 9273, Protocol: corev1.ProtocolTCP}))
-			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-out-metrics"}, svc)).To(Succeed())
 		}, 10*time.Second).Should(Succeed())
 		Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 		Expect(svc.Spec.Selector).To(Equal(map[string]string{operatorv1alpha1.ClusterLabel: f.name}))
@@ -82,13 +88,15 @@ var _ = Describe("Prometheus outputs and the gNMI server", Ordered, func() {
 		}, 4*time.Second).Should(Succeed())
 		Expect(svc.Spec.Ports[0].NodePort).To(Equal(nodePort))
 
-		By("deleting the Service and the container port once the Cluster no longer sends to the output")
+		By("deleting the Service once the Cluster no longer sends to the output, and the port name with the next template")
 		Expect(k8sClient.Delete(suiteCtx, &operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "scrape-metrics"}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(svc), &corev1.Service{}))).To(BeTrue())
-			for _, p := range f.collectorPorts(g) {
-				g.Expect(p.Name).NotTo(Equal("prom-metrics"))
-			}
+		}, 10*time.Second).Should(Succeed())
+		f.templateUnchanged(f.statefulSet(), 3*time.Second)
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) { c.Spec.PodAnnotations = map[string]string{"example.com/rev": "3"} })
+		Eventually(func(g Gomega) {
+			g.Expect(f.collectorPorts(g)).To(HaveLen(1), "only the REST API's port is left")
 		}, 10*time.Second).Should(Succeed())
 		Expect(k8sClient.Get(suiteCtx, f.key(), &corev1.Service{})).To(Succeed(), "the headless Service stays")
 	})

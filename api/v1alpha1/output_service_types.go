@@ -5,9 +5,11 @@ import (
 )
 
 // OutputServiceSpec configures what the operator publishes for an Output of type prometheus, for each Cluster
-// that sends to it: a named container port on the Cluster's collector pods, a Service selecting those pods on
-// that port (<cluster>-out-<output>), and, when the monitoring.coreos.com ServiceMonitor CRD is installed, a
-// ServiceMonitor of that Service (docs/outputs.md).
+// that sends to it: a Service selecting the Cluster's collector pods on the output's port
+// (<cluster>-out-<output>), and, when the monitoring.coreos.com ServiceMonitor CRD is installed, a
+// ServiceMonitor of that Service. The pods also name the port (prom-<output>): from their start for an output
+// the Cluster sends to when its pods are created, and from the next change of their template otherwise, since
+// a port name alone does not restart collectors (docs/outputs.md).
 type OutputServiceSpec struct {
 	// Type of the Service.
 	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer

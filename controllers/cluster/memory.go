@@ -47,6 +47,10 @@ type clusterMemory struct {
 	// monitors is, per ServiceMonitor of the Cluster's prometheus outputs, when the operator last found it as
 	// it wants it (scrape.go); an entry goes with its ServiceMonitor.
 	monitors map[string]monitorCheck
+	// saidCRDMissing is true once the Cluster was told that the ServiceMonitor CRD is missing, until it is not.
+	saidCRDMissing bool
+	// saidPortConflicts is the port conflicts the Cluster was last warned of, empty while there are none.
+	saidPortConflicts string
 }
 
 // memoryOf is the Cluster's memory, empty the first time.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
@@ -57,9 +58,14 @@ func (r *Reconciler) setOutputPortsCondition(cluster *operatorv1alpha1.Cluster, 
 		c.Status, c.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonPortConflict
 		c.Message = truncate(strings.Join(parts, "; "), maxConditionMessage)
 	}
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	was := meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionOutputPortsAvailable)
-	if len(conflicts) > 0 && (was == nil || was.Message != c.Message) {
+	if len(conflicts) > 0 && memory.saidPortConflicts != c.Message && (was == nil || was.Message != c.Message) {
 		r.Recorder.Event(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventOutputPortConflict, c.Message)
+	}
+	memory.saidPortConflicts = ""
+	if len(conflicts) > 0 {
+		memory.saidPortConflicts = c.Message
 	}
 	meta.SetStatusCondition(&cluster.Status.Conditions, c)
 }

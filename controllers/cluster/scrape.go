@@ -109,9 +109,14 @@ func keepAllocated(have, want *corev1.Service) {
 }
 
 // nameTakenByAnother tells whether an object of obj's kind named name exists and is controlled by something
-// other than the Cluster; it then raises a warning event.
+// other than the Cluster; it then raises a warning event. The cache, which holds the objects labelled with a
+// Cluster, answers for the Cluster's own; only a name it does not hold costs a read of the API server.
 func (r *Reconciler) nameTakenByAnother(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string, obj client.Object) (bool, error) {
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, obj)
+	key := client.ObjectKey{Namespace: cluster.Namespace, Name: name}
+	err := r.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, obj)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
@@ -309,10 +314,13 @@ func (r *Reconciler) setServiceMonitorsCondition(cluster *operatorv1alpha1.Clust
 		c.Status, c.Reason = metav1.ConditionFalse, "WriteFailed"
 		c.Message = truncate(p.monitorErr.Error(), maxConditionMessage)
 	}
+	// The memory covers the reconciles that read the Cluster before the status that said so was written.
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	was := meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionServiceMonitors)
-	if p.crdMissing && (was == nil || was.Reason != c.Reason) {
+	if p.crdMissing && !memory.saidCRDMissing && (was == nil || was.Reason != c.Reason) {
 		r.Recorder.Event(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventServiceMonitorCRDMissing, c.Message)
 	}
+	memory.saidCRDMissing = p.crdMissing
 	meta.SetStatusCondition(&cluster.Status.Conditions, c)
 }
 

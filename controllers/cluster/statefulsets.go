@@ -42,10 +42,8 @@ func (r *Reconciler) ensureStatefulSets(ctx context.Context, cluster *operatorv1
 		if w.apiTLS != nil {
 			sts.Spec.Template.Annotations[credentials.APITLSChecksumAnnotation] = w.apiTLS.Checksum
 		}
-		if !known {
-			if err := r.keepOutputPorts(ctx, sts); err != nil {
-				return err
-			}
+		if err := r.holdOutputPorts(ctx, cluster, sts, known); err != nil {
+			return err
 		}
 		if err := owned.Ensure(ctx, r.owned, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
 			have.Spec = want.Spec
@@ -99,28 +97,33 @@ func (r *Reconciler) deleteUnwantedStatefulSets(ctx context.Context, cluster *op
 	return nil
 }
 
-// keepOutputPorts gives want the container ports of the outputs that the live StatefulSet of its name has:
-// while the configuration does not render, which outputs the collectors run is not known, and ports dropped
-// from the pod template would roll every pod.
-func (r *Reconciler) keepOutputPorts(ctx context.Context, want *appsv1.StatefulSet) error {
-	var have appsv1.StatefulSet
-	err := r.Get(ctx, client.ObjectKeyFromObject(want), &have)
+// holdOutputPorts keeps, in want, the output container ports the live StatefulSet of its name has, when
+// that leaves its pod template as it is: a port name changes nothing for the collectors (the Services and the
+// NetworkPolicy reach the port by number), and a new pod template would roll every collector pod. The ports
+// then follow at the next change of the template. While the configuration does not render (known false), the
+// live ports are kept whatever else changes.
+func (r *Reconciler) holdOutputPorts(ctx context.Context, cluster *operatorv1alpha1.Cluster, want *appsv1.StatefulSet, known bool) error {
+	var live appsv1.StatefulSet
+	err := r.Get(ctx, client.ObjectKeyFromObject(want), &live)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
 		return fmt.Errorf("get statefulset %s: %w", want.Name, err)
 	}
-	for _, c := range have.Spec.Template.Spec.Containers {
-		if c.Name != workload.ContainerName {
-			continue
-		}
-		wantPorts := &want.Spec.Template.Spec.Containers[0].Ports
-		for _, p := range c.Ports {
-			if p.Name != workload.RestPortName && p.Name != workload.GNMIPortName {
-				*wantPorts = append(*wantPorts, p)
-			}
-		}
+	ports := workload.OutputContainerPorts(&live)
+	if !known {
+		workload.SetOutputContainerPorts(want, ports)
+		return nil
+	}
+	held := want.DeepCopy()
+	workload.SetOutputContainerPorts(held, ports)
+	holds, err := owned.Holds(r.owned, cluster, held, &live) // held gets Ensure's annotation: want must not
+	if err != nil {
+		return err
+	}
+	if holds {
+		workload.SetOutputContainerPorts(want, ports)
 	}
 	return nil
 }

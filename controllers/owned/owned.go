@@ -41,14 +41,10 @@ type Writer struct {
 // tools added. have is an empty object of want's kind.
 func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object, want, have T, copySpec func(have, want T)) error {
 	kind := fmt.Sprintf("%T", want)
-	if err := controllerutil.SetControllerReference(owner, want, w.Scheme); err != nil {
-		return fmt.Errorf("own %s %s: %w", kind, want.GetName(), err)
-	}
-	hash, err := desiredHash(want)
+	hash, err := prepare(w, owner, want)
 	if err != nil {
-		return fmt.Errorf("hash %s %s: %w", kind, want.GetName(), err)
+		return err
 	}
-	annotate(want, hash)
 
 	created, err := getOrCreate(ctx, w, want, have)
 	if err != nil || created {
@@ -99,6 +95,29 @@ func getOrCreate[T client.Object](ctx context.Context, w Writer, want, have T) (
 		return false, fmt.Errorf("get %s %s without the cluster label: %w", kind, key.Name, err)
 	}
 	return false, nil
+}
+
+// prepare sets want's controller reference to owner and its desired-hash annotation, and returns the hash.
+func prepare(w Writer, owner, want client.Object) (string, error) {
+	kind := fmt.Sprintf("%T", want)
+	if err := controllerutil.SetControllerReference(owner, want, w.Scheme); err != nil {
+		return "", fmt.Errorf("own %s %s: %w", kind, want.GetName(), err)
+	}
+	hash, err := desiredHash(want)
+	if err != nil {
+		return "", fmt.Errorf("hash %s %s: %w", kind, want.GetName(), err)
+	}
+	annotate(want, hash)
+	return hash, nil
+}
+
+// Holds tells whether have, an existing object, holds everything want sets, so that Ensure would not write
+// it. want gets its controller reference and desired-hash annotation, as Ensure gives them.
+func Holds(w Writer, owner, want, have client.Object) (bool, error) {
+	if _, err := prepare(w, owner, want); err != nil {
+		return false, err
+	}
+	return len(workload.Drift(have, want)) == 0, nil
 }
 
 func desiredHash(obj client.Object) (string, error) {

@@ -12,7 +12,8 @@ type Options struct {
 	// certificate). Empty means APITLSSecretName.
 	APITLSSecret string
 	// ScrapedOutputs are the prometheus outputs the collectors run: each gets a named container port
-	// (OutputPortName). A change to them rolls the pods.
+	// (OutputPortName). The reconciler holds a change to them back until the pod template changes for
+	// another reason, so that a port name alone never rolls the pods.
 	ScrapedOutputs []ScrapedOutput
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -185,4 +186,38 @@ func outputContainerPorts(outputs []ScrapedOutput) []corev1.ContainerPort {
 		ports = append(ports, corev1.ContainerPort{Name: OutputPortName(s.Name), ContainerPort: s.Port, Protocol: corev1.ProtocolTCP})
 	}
 	return ports
+}
+
+// OutputContainerPorts are the container ports of the collector container of sts other than the REST API's and
+// the gNMI server's: those of its outputs.
+func OutputContainerPorts(sts *appsv1.StatefulSet) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		if c.Name != ContainerName {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.Name != RestPortName && p.Name != GNMIPortName {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// SetOutputContainerPorts replaces the output container ports of the collector container of sts with ports.
+func SetOutputContainerPorts(sts *appsv1.StatefulSet, ports []corev1.ContainerPort) {
+	for i := range sts.Spec.Template.Spec.Containers {
+		c := &sts.Spec.Template.Spec.Containers[i]
+		if c.Name != ContainerName {
+			continue
+		}
+		var kept []corev1.ContainerPort
+		for _, p := range c.Ports {
+			if p.Name == RestPortName || p.Name == GNMIPortName {
+				kept = append(kept, p)
+			}
+		}
+		c.Ports = append(kept, ports...)
+	}
 }

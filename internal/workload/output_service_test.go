@@ -340,3 +340,24 @@ func ExampleOutputPortName() {
 	// prom-metrics
 	// 15
 }
+
+func TestOutputContainerPortsAreReplacedAlone(t *testing.T) {
+	sts := StatefulSet(cluster(withGNMIServer(0)), Options{ScrapedOutputs: []ScrapedOutput{{Name: "a", Port: 9804}}})
+	if got := OutputContainerPorts(sts); !reflect.DeepEqual(got, []corev1.ContainerPort{{Name: "prom-a", ContainerPort: 9804, Protocol: corev1.ProtocolTCP}}) {
+		t.Fatalf("OutputContainerPorts = %+v", got)
+	}
+	other := []corev1.ContainerPort{{Name: "prom-b", ContainerPort: 9900, Protocol: corev1.ProtocolTCP}}
+	SetOutputContainerPorts(sts, other)
+	want := []corev1.ContainerPort{
+		{Name: "rest", ContainerPort: 7890, Protocol: corev1.ProtocolTCP},
+		{Name: "gnmi", ContainerPort: 57400, Protocol: corev1.ProtocolTCP},
+		{Name: "prom-b", ContainerPort: 9900, Protocol: corev1.ProtocolTCP},
+	}
+	if got := sts.Spec.Template.Spec.Containers[0].Ports; !reflect.DeepEqual(got, want) {
+		t.Fatalf("ports = %+v, want %+v", got, want)
+	}
+	SetOutputContainerPorts(sts, nil)
+	if got := OutputContainerPorts(sts); len(got) != 0 {
+		t.Fatalf("OutputContainerPorts after removing them = %+v", got)
+	}
+}
