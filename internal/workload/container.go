@@ -44,7 +44,7 @@ func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 		ImagePullPolicy: spec.ImagePullPolicy,
 		Args:            []string{"--config", path.Join(ConfigDir, ConfigFile), "collect"},
 		Ports:           containerPorts(c, opts),
-		Resources: *spec.Resources.DeepCopy(),
+		Resources:       *spec.Resources.DeepCopy(),
 		// Readiness means the REST API answers, so the operator can push;
 		// whether a pod holds its configuration is the ConfigApplied condition.
 		ReadinessProbe: &corev1.Probe{

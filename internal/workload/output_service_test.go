@@ -85,7 +85,7 @@ func TestOutputServiceName(t *testing.T) {
 	}{
 		{"lab", "metrics", "lab-out-metrics"},
 		{"lab", "prom.v1", "lab-out-prom-v1-" + hashOf("lab/prom.v1")[:10]},
-		{"lab", long, "lab-out-" + strings.Repeat("x", 52-len("lab-out-")) + "-" + hashOf("lab/"+long)[:10]},
+		{"lab", long, "lab-out-" + strings.Repeat("x", 52-len("lab-out-")) + "-" + hashOf("lab/" + long)[:10]},
 		{"1lab", "m", "o1lab-out-m-" + hashOf("1lab/m")[:10]},
 	}
 	for _, tt := range tests {
