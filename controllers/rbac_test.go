@@ -211,6 +211,25 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		}, 20*time.Second).Should(Succeed())
 	})
 
+	It("issues the gNMI server's certificates, which its write policy admits, and keeps and deletes its Service", func() {
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) {
+			c.Spec.API.GNMI = &operatorv1alpha1.GNMIServerSpec{Enabled: ptr.To(true)}
+		})
+		gnmi := client.ObjectKey{Namespace: f.ns, Name: f.name + "-gnmi"}
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			g.Expect(k8sClient.Get(suiteCtx, gnmi, &corev1.Service{})).To(Succeed())
+			for _, name := range []string{f.name + "-gnmi-tls", f.name + "-gnmi-client-tls"} {
+				g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &corev1.Secret{})).To(Succeed())
+			}
+		}, 20*time.Second).Should(Succeed())
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) { c.Spec.API.GNMI = nil })
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, gnmi, &corev1.Service{}))).To(BeTrue())
+		}, 20*time.Second).Should(Succeed())
+	})
+
 	It("runs a StatefulSet per domain once the Cluster has domains, and deletes the one named after the Cluster", func() {
 		f.updateCluster(func(c *operatorv1alpha1.Cluster) {
 			c.Spec.Domains = []operatorv1alpha1.ClusterDomain{{Name: "zone-a"}, {Name: "zone-b"}}

@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultCRDRecheck is how long the operator trusts what discovery said of the ServiceMonitor CRD.
-const DefaultCRDRecheck = time.Minute
+const DefaultCRDRecheck = 30 * time.Second
 
 // serviceMonitorCRD tells whether the monitoring.coreos.com/v1 ServiceMonitor kind is served, asking discovery
 // at most once per recheck interval for every Cluster together. Discovery needs no permission beyond what every
