@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -30,9 +32,11 @@ import (
 
 // Prometheus finds a prometheus output through its Service (and, with prometheus-operator, its ServiceMonitor);
 // downstream systems find the collectors' gNMI server through its own. The operator runs as shipped, with only
-// its own RBAC. The fake collector serves neither metrics nor gNMI: what is proven here is what Kubernetes
-// routes (the Services' EndpointSlices are the collector pods on the right ports) and what the collectors are
-// told (the bootstrap file's gnmi-server section, the certificates they mount).
+// its own RBAC. The fake collector serves neither metrics nor gNMI: what is proven here is where the Services
+// route (their EndpointSlices are the collector pods on the right ports) and what the collectors are told (the
+// bootstrap file's gnmi-server section, the certificates they mount). The harness keeps the slices, as
+// kube-controller-manager's controller would (it cannot: the pods' IPs are loopback addresses), from the
+// Services' selectors and ports and the pods' labels, IPs, readiness and container ports.
 var _ = Describe("Scraping the collectors and subscribing to them", Ordered, func() {
 	fleet := harness.Fleet{Namespace: "scrape", Cluster: "telemetry", Replicas: 2, Tune: func(s *operatorv1alpha1.ClusterSpec) {
 		s.API.GNMI = &operatorv1alpha1.GNMIServerSpec{Enabled: ptr.To(true)}
@@ -41,6 +45,10 @@ var _ = Describe("Scraping the collectors and subscribing to them", Ordered, fun
 
 	It("routes the prometheus output's Service to every collector pod on the output's port", func() {
 		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
+		emulated, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		Expect(cp.EmulateEndpointSlices(emulated, fleet.Namespace,
+			labels.SelectorFromSet(labels.Set{operatorv1alpha1.ClusterLabel: fleet.Cluster}))).To(Succeed())
 		Expect(fleet.AddTargets(ctx, k8sClient, 0, targets)).To(Succeed())
 		expectPlaced(fleet, targets)
 		service := fleet.Cluster + "-out-prometheus"
