@@ -51,6 +51,8 @@ type clusterMemory struct {
 	saidCRDMissing bool
 	// saidPortConflicts is the port conflicts the Cluster was last warned of, empty while there are none.
 	saidPortConflicts string
+	// monitorErrLogged is the ServiceMonitor write failure last logged, empty after a success.
+	monitorErrLogged string
 }
 
 // memoryOf is the Cluster's memory, empty the first time.

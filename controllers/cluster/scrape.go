@@ -198,8 +198,15 @@ func (r *Reconciler) ensureServiceMonitors(ctx context.Context, cluster *operato
 		}
 		if err != nil {
 			p.monitorErr = err
-			log.FromContext(ctx).Error(err, "keeping the ServiceMonitor of a prometheus output", "serviceMonitor", name)
 		}
+	}
+	// A failure that repeats (a permission missing) is logged once, not at every reconcile; the Cluster's
+	// ServiceMonitors condition carries it meanwhile.
+	if said := errorText(p.monitorErr); said != memory.monitorErrLogged {
+		if p.monitorErr != nil {
+			log.FromContext(ctx).Error(p.monitorErr, "keeping the ServiceMonitors of the prometheus outputs")
+		}
+		memory.monitorErrLogged = said
 	}
 	return p
 }
@@ -332,4 +339,11 @@ func hashOfObject(obj map[string]any) (string, error) {
 	}
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:12]), nil
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
