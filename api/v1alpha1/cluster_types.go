@@ -371,7 +371,8 @@ type ClusterStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, ConfigApplied, CapacityExhausted, APISecured.
+	// Conditions: Ready, ConfigApplied, CapacityExhausted, APISecured, OutputPortsAvailable and, with a
+	// prometheus output that wants one, ServiceMonitors.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

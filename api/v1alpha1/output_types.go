@@ -90,8 +90,8 @@ type OutputStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for) and,
-	// with spec.secretRefs, SecretsResolved.
+	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for),
+	// with spec.secretRefs SecretsResolved, and for an Output that listens (prometheus, gnmi) PortAvailable.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

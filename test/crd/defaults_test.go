@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -73,6 +74,22 @@ var _ = Describe("Defaults", func() {
 		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "with-tls"}, &c)).To(Succeed())
 		Expect(c.Spec.API.RestPort).To(Equal(int32(7890)))
 		Expect(c.Spec.API.TLS.CertificateLifetime.Duration).To(Equal(2160 * time.Hour))
+	})
+
+	It("runs a gNMI server only when enabled, on gNMIc's port 57400 by default", func() {
+		Expect(k8sClient.Create(ctx, object("Cluster", "with-gnmi", "image: gnmic\napi: {gnmi: {}}"))).To(Succeed())
+		var c operatorv1alpha1.Cluster
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "with-gnmi"}, &c)).To(Succeed())
+		Expect(c.Spec.API.GNMI.Enabled).To(Equal(ptr.To(false)))
+		Expect(c.Spec.API.GNMI.Port).To(Equal(int32(57400)))
+	})
+
+	It("gives an Output's Service the type ClusterIP and a ServiceMonitor unless disabled", func() {
+		Expect(k8sClient.Create(ctx, object("Output", "scraped", "type: prometheus\nservice: {}"))).To(Succeed())
+		var o operatorv1alpha1.Output
+		Expect(typedClient().Get(ctx, client.ObjectKey{Namespace: namespace, Name: "scraped"}, &o)).To(Succeed())
+		Expect(o.Spec.Service.Type).To(Equal(corev1.ServiceTypeClusterIP))
+		Expect(o.Spec.Service.ServiceMonitor.Enabled).To(Equal(ptr.To(true)))
 	})
 
 	It("gives a TargetProfile a 10s timeout and a 10s retry timer", func() {
