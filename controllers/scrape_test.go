@@ -151,6 +151,25 @@ var _ = Describe("Prometheus outputs and the gNMI server", Ordered, func() {
 		}, 10*time.Second).Should(Succeed())
 	})
 
+	It("leaves alone a Service of the output's name that is not the Cluster's, and warns once", func() {
+		f := newFleet(1, nil, "")
+		f.addTargets(0, 1)
+		f.converged(1, 0)
+		theirs := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "fleet-out-metrics", Labels: map[string]string{"team": "other"}},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "other"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+		Expect(k8sClient.Create(suiteCtx, theirs)).To(Succeed())
+		f.addScrapedOutput("metrics", "")
+		Eventually(func() int32 { return f.eventCount(operatorv1alpha1.EventServiceNameTaken) }, 10*time.Second).Should(BeNumerically("==", 1))
+		Consistently(func(g Gomega) {
+			var svc corev1.Service
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(theirs), &svc)).To(Succeed())
+			g.Expect(svc.Spec.Selector).To(Equal(map[string]string{"app": "other"}))
+			g.Expect(metav1.GetControllerOf(&svc)).To(BeNil())
+			g.Expect(f.eventCount(operatorv1alpha1.EventServiceNameTaken)).To(BeNumerically("==", 1))
+		}, 5*time.Second).Should(Succeed())
+		Expect(f.appliedOutputs(Default, 0)).To(HaveKey("metrics"), "the output itself is sent all the same")
+	})
+
 	It("runs the gNMI server: its section in the bootstrap file, its port, certificates from the Cluster's CA, its Service and NetworkPolicy rule", func() {
 		f := newFleetWith(1, func(c *operatorv1alpha1.Cluster) {
 			c.Spec.API.GNMI = &operatorv1alpha1.GNMIServerSpec{Enabled: ptr.To(true)}

@@ -53,6 +53,8 @@ type clusterMemory struct {
 	saidPortConflicts string
 	// monitorErrLogged is the ServiceMonitor write failure last logged, empty after a success.
 	monitorErrLogged string
+	// namesTaken are the Service names the Cluster needs that something else holds, of which it was warned.
+	namesTaken map[string]bool
 }
 
 // memoryOf is the Cluster's memory, empty the first time.

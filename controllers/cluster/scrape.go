@@ -109,29 +109,36 @@ func keepAllocated(have, want *corev1.Service) {
 }
 
 // nameTakenByAnother tells whether an object of obj's kind named name exists and is controlled by something
-// other than the Cluster; it then raises a warning event. The cache, which holds the objects labelled with a
+// other than the Cluster; it then raises a warning event, once while the name stays taken. The cache, which holds the objects labelled with a
 // Cluster, answers for the Cluster's own; only a name it does not hold costs a read of the API server.
 func (r *Reconciler) nameTakenByAnother(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string, obj client.Object) (bool, error) {
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: name}
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	err := r.Get(ctx, key, obj)
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, obj)
 	}
 	switch {
 	case apierrors.IsNotFound(err):
+		delete(memory.namesTaken, name)
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("get %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, name, err)
+		return false, fmt.Errorf("get %s %s: %w", kindOf(obj), name, err)
 	}
 	owner := metav1.GetControllerOf(obj)
-	if owner == nil && obj.GetLabels()[operatorv1alpha1.ClusterLabel] == cluster.Name {
-		return false, nil // the Cluster's, its owner reference removed by hand: restored
-	}
-	if owner != nil && owner.Kind == "Cluster" && owner.Name == cluster.Name {
+	ours := owner == nil && obj.GetLabels()[operatorv1alpha1.ClusterLabel] == cluster.Name // owner reference removed by hand
+	if ours || owner != nil && owner.Kind == "Cluster" && owner.Name == cluster.Name {
+		delete(memory.namesTaken, name)
 		return false, nil
 	}
-	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventServiceNameTaken,
-		"%s %s exists and is not the Cluster's: rename it, or the Output", kindOf(obj), name)
+	if memory.namesTaken == nil {
+		memory.namesTaken = map[string]bool{}
+	}
+	if !memory.namesTaken[name] {
+		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventServiceNameTaken,
+			"%s %s exists and is not the Cluster's: rename it, or the Output", kindOf(obj), name)
+	}
+	memory.namesTaken[name] = true
 	return true, nil
 }
 
