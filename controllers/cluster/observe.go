@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -12,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
@@ -104,6 +106,11 @@ func (w *world) skippedTarget(name string) (render.SkipError, bool) {
 	return skip, ok
 }
 
+// skippedTargetNames are the selected targets that cannot be configured, sorted.
+func (w *world) skippedTargetNames() []string {
+	return slices.Sorted(maps.Keys(w.skippedByTarget))
+}
+
 // skippedTargets counts the selected targets that cannot be configured.
 func (w *world) skippedTargets() int { return len(w.skippedByTarget) }
 
@@ -175,8 +182,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		targets:   targets.Items,
 		pipelines: pipelines.Items,
 		pods:      map[int]*corev1.Pod{},
-		current:   map[string]int{},
-		last:      map[string]int{},
 	}
 
 	w.conn.Profiles = map[string]*operatorv1alpha1.TargetProfile{}
@@ -224,17 +229,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	if w.lost, err = r.findLostPods(ctx, client.ObjectKeyFromObject(cluster), w); err != nil {
 		return nil, err
 	}
-	for _, st := range w.selection.Targets {
-		state, ok := st.Target.Status.ClusterStates[cluster.Name]
-		if !ok {
-			continue
-		}
-		if ordinal, ok := workload.PodOrdinal(cluster, state.Pod); ok && state.Pod != "" {
-			w.current[st.Target.Name] = ordinal
-		}
-		if ordinal, ok := workload.PodOrdinal(cluster, state.LastPod); ok && state.LastPod != "" {
-			w.last[st.Target.Name] = ordinal
-		}
-	}
+	w.current, w.last = clusterplacement.Recorded(cluster, w.selection)
 	return w, nil
 }
