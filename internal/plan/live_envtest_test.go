@@ -226,7 +226,8 @@ func planJSON(args ...string) answer {
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	Expect(dec.Decode(&a)).To(Succeed(), stdout)
-	for _, list := range []string{`"unassignedNow": [`, `"unassignedAfter": [`, `"skipped": [`, `"moves": [`, `"pods": [`} {
+	Expect(strings.Count(stdout, "\n")).To(Equal(1), "one line")
+	for _, list := range []string{`"unassignedNow":[`, `"unassignedAfter":[`, `"skipped":[`, `"moves":[`, `"pods":[`, `"now":[`, `"after":[`} {
 		Expect(stdout).To(ContainSubstring(list), "a list is null instead of empty")
 	}
 	return a
@@ -334,6 +335,10 @@ var _ = Describe("plan --cluster", Ordered, func() {
 
 	It("prints a table for people", func() {
 		status, stdout, stderr := runPlan("--cluster", "plan-live/telemetry", "--kubeconfig", admin, "--replicas", "4", "-o", "table")
+		GinkgoWriter.Print(stdout)
+		_, j, _ := runPlan("--cluster", "plan-live/telemetry", "--kubeconfig", admin, "--replicas", "4", "-o", "json")
+		GinkgoWriter.Print(j)
+		Expect(stdout).NotTo(MatchRegexp(`(?m) $`), "no trailing white space")
 		Expect(stderr).To(BeEmpty())
 		Expect(status).To(Equal(0))
 		Expect(stdout).To(HavePrefix("cluster plan-live/telemetry: replicas 3 -> 4, podCapacity automatic -> automatic (capacity after: 3)\n\nPOD"))
@@ -361,6 +366,7 @@ var _ = Describe("plan --cluster", Ordered, func() {
 	It("names the verb and resource a user lacks", func() {
 		nobody := kubeconfigOf("plan-nobody")
 		status, stdout, stderr := runPlan("--cluster", "plan-live/telemetry", "--kubeconfig", nobody)
+		GinkgoWriter.Print(stderr)
 		Expect(status).To(Equal(1))
 		Expect(stdout).To(BeEmpty())
 		Expect(stderr).To(HavePrefix(`plan: forbidden: your kubeconfig's user may not get clusters.operator.gnmic.dev in namespace plan-live (needs verb "get" on resource "clusters" of API group "operator.gnmic.dev"): `))

@@ -2,17 +2,18 @@ package plan
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
 func writeLiveJSON(w io.Writer, a liveAnswer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	return enc.Encode(a)
 }
 
@@ -30,7 +31,8 @@ func writeLiveTable(w io.Writer, a liveAnswer) error {
 			in[m.To]++
 		}
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var rows bytes.Buffer
+	tw := tabwriter.NewWriter(&rows, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tNOW\tAFTER\tIN\tOUT\t")
 	for _, p := range a.Pods {
 		note := ""
@@ -45,6 +47,12 @@ func writeLiveTable(w io.Writer, a liveAnswer) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", p.Name, len(p.Now), afterCount(p), in[p.Name], out2[p.Name], note)
 	}
 	tw.Flush()
+	for _, line := range strings.SplitAfter(rows.String(), "\n") {
+		out.WriteString(strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			out.WriteString("\n")
+		}
+	}
 
 	fmt.Fprintf(out, "\nunassigned: %d now, %d after\n", len(a.UnassignedNow), len(a.UnassignedAfter))
 	for _, name := range a.UnassignedAfter {
