@@ -91,15 +91,6 @@ func (w *world) placeable() []string {
 	return w.rendered.TargetNames()
 }
 
-// lastOrCurrent is the pod a target belongs on: its last pod, or its current one.
-func (w *world) lastOrCurrent(name string) (int, bool) {
-	if o, ok := w.last[name]; ok {
-		return o, true
-	}
-	o, ok := w.current[name]
-	return o, ok
-}
-
 // skippedTarget is why a selected target cannot be configured, if it cannot.
 func (w *world) skippedTarget(name string) (render.SkipError, bool) {
 	skip, ok := w.skippedByTarget[name]

@@ -71,10 +71,6 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 	}
 	memory.missingSince = missing
 	avail := availability.Classify(availability.Input{Replicas: len(w.desired), Desired: w.desired, Pods: pods, Grace: grace, Now: r.now()})
-	holding := map[int]bool{}
-	for _, o := range avail.Holding {
-		holding[o] = true
-	}
 
 	plan := placementPlan{availability: avail, onPod: map[int][]string{}, grace: grace}
 	plan.refusing = r.refusingPods(memory, w, avail.Ready, grace)
