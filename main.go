@@ -1,7 +1,8 @@
 // Command gnmic-operator runs fleets of gNMIc telemetry collectors on Kubernetes.
 //
 //	gnmic-operator [flags]         run the operator (see --help for the flags)
-//	gnmic-operator plan [flags]    compute a placement from JSON on stdin (see docs/planning.md)
+//	gnmic-operator plan [flags]    compute a placement from JSON on stdin, or with --cluster NS/NAME for a
+//	                               live Cluster read with your kubeconfig (see docs/planning.md)
 package main
 
 import (
@@ -35,6 +36,6 @@ func main() {
 
 func usage() {
 	out := flag.CommandLine.Output()
-	fmt.Fprintf(out, "Usage:\n  %s [flags]        run the operator\n  %s plan [flags]   compute a placement from JSON on stdin (docs/planning.md)\n\nFlags:\n", os.Args[0], os.Args[0])
+	fmt.Fprintf(out, "Usage:\n  %s [flags]        run the operator\n  %s plan [flags]   compute a placement from JSON on stdin, or for a live Cluster with --cluster NS/NAME (docs/planning.md)\n\nFlags:\n", os.Args[0], os.Args[0])
 	flag.PrintDefaults()
 }

@@ -69,6 +69,19 @@ func TestPlanSubcommandRejectsBadInputWithStatus2AndOneLine(t *testing.T) {
 	}
 }
 
+func TestPlanClusterSubcommandWithoutKubeconfigSaysSoWithStatus1(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	stdout, stderr, code := runOperator(t, "", "plan", "--cluster", "telemetry/telemetry", "--replicas", "4")
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+	}
+	if want := "plan: no kubeconfig: give --kubeconfig, set KUBECONFIG, or write ~/.kube/config\n"; stderr != want {
+		t.Fatalf("stderr %q, want %q", stderr, want)
+	}
+}
+
 func TestTheOperatorRefusesABatchSizeTheCollectorWouldOverflow(t *testing.T) {
 	for _, batch := range []string{"0", "129", "1000"} {
 		_, stderr, code := runOperator(t, "", "--collector-batch-size="+batch)

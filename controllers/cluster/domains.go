@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
-	"github.com/gnmic-operator/gnmic-operator/internal/balance"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/domains"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
@@ -51,7 +51,7 @@ func (r *Reconciler) splitOverDomains(cluster *operatorv1alpha1.Cluster, w *worl
 		w.setDesired(ordinals)
 		return nil
 	}
-	split := &domainSplit{input: domainInput(cluster), pods: make([]domainPods, len(cluster.Spec.Domains))}
+	split := &domainSplit{input: clusterplacement.DomainInput(cluster), pods: make([]domainPods, len(cluster.Spec.Domains))}
 	for slot, pod := range w.pods {
 		index, _ := domains.Locate(slot)
 		if index >= len(split.pods) {
@@ -109,31 +109,6 @@ func (w *world) setDesired(ordinals []int) {
 	for _, o := range ordinals {
 		w.desiredSet[o] = true
 	}
-}
-
-// domainInput is the Cluster's domains and policy as the split's input, without pod counts.
-func domainInput(cluster *operatorv1alpha1.Cluster) domains.Input {
-	in := domains.Input{Replicas: int(workload.Replicas(cluster))}
-	if p := cluster.Spec.DomainPolicy; p != nil {
-		in.Policy = balance.Policy(p.PolicyName)
-		if p.Priorities != nil {
-			in.Order = p.Priorities.TargetOrder
-		}
-		if p.Proportions != nil {
-			in.Proportions = map[string]int{}
-			for name, share := range p.Proportions.TargetProportions {
-				in.Proportions[name] = int(share)
-			}
-		}
-		if p.Fallback != nil {
-			in.StartupTimeout = p.Fallback.StartupTimeout.Duration
-		}
-	}
-	for _, d := range cluster.Spec.Domains {
-		minimum, maximum := workload.DomainReplicaLimits(d)
-		in.Domains = append(in.Domains, domains.Domain{Name: d.Name, Min: minimum, Max: maximum})
-	}
-	return in
 }
 
 // domainBlockAt is when a domain's waiting pods reach the startup timeout (zero without domains, a fallback or

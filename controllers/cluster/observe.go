@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -12,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
@@ -91,19 +93,15 @@ func (w *world) placeable() []string {
 	return w.rendered.TargetNames()
 }
 
-// lastOrCurrent is the pod a target belongs on: its last pod, or its current one.
-func (w *world) lastOrCurrent(name string) (int, bool) {
-	if o, ok := w.last[name]; ok {
-		return o, true
-	}
-	o, ok := w.current[name]
-	return o, ok
-}
-
 // skippedTarget is why a selected target cannot be configured, if it cannot.
 func (w *world) skippedTarget(name string) (render.SkipError, bool) {
 	skip, ok := w.skippedByTarget[name]
 	return skip, ok
+}
+
+// skippedTargetNames are the selected targets that cannot be configured, sorted.
+func (w *world) skippedTargetNames() []string {
+	return slices.Sorted(maps.Keys(w.skippedByTarget))
 }
 
 // skippedTargets counts the selected targets that cannot be configured.
@@ -177,8 +175,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		targets:   targets.Items,
 		pipelines: pipelines.Items,
 		pods:      map[int]*corev1.Pod{},
-		current:   map[string]int{},
-		last:      map[string]int{},
 	}
 
 	w.conn.Profiles = map[string]*operatorv1alpha1.TargetProfile{}
@@ -230,17 +226,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	if w.lost, err = r.findLostPods(ctx, client.ObjectKeyFromObject(cluster), w); err != nil {
 		return nil, err
 	}
-	for _, st := range w.selection.Targets {
-		state, ok := st.Target.Status.ClusterStates[cluster.Name]
-		if !ok {
-			continue
-		}
-		if ordinal, ok := workload.PodOrdinal(cluster, state.Pod); ok && state.Pod != "" {
-			w.current[st.Target.Name] = ordinal
-		}
-		if ordinal, ok := workload.PodOrdinal(cluster, state.LastPod); ok && state.LastPod != "" {
-			w.last[st.Target.Name] = ordinal
-		}
-	}
+	w.current, w.last = clusterplacement.Recorded(cluster, w.selection)
 	return w, nil
 }

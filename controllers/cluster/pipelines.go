@@ -18,7 +18,8 @@ import (
 // reference it makes resolves and whether the Cluster's collectors take the Outputs and Inputs it selects;
 // then the Accepted condition of the Outputs and Inputs themselves (acceptance.go).
 func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
-	verdict := r.memoryOf(client.ObjectKeyFromObject(cluster)).verdict
+	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	verdict := m.verdict
 	for i := range w.pipelines {
 		p := &w.pipelines[i]
 		if p.Spec.ClusterRef != cluster.Name {
@@ -55,5 +56,5 @@ func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alp
 			return fmt.Errorf("write status of pipeline %s: %w", p.Name, err)
 		}
 	}
-	return r.reportOutputsAndInputs(ctx, cluster, w, verdict)
+	return r.reportOutputsAndInputs(ctx, cluster, w, verdict, m.outputHealth)
 }

@@ -8,6 +8,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/availability"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/placement"
 )
 
@@ -70,42 +71,20 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 	}
 	memory.missingSince = missing
 	avail := availability.Classify(availability.Input{Replicas: len(w.desired), Desired: w.desired, Pods: pods, Grace: grace, Now: r.now()})
-	holding := map[int]bool{}
-	for _, o := range avail.Holding {
-		holding[o] = true
-	}
 
-	plan := placementPlan{availability: avail, held: map[string]int{}, onPod: map[int][]string{}, grace: grace}
+	plan := placementPlan{availability: avail, onPod: map[int][]string{}, grace: grace}
 	plan.refusing = r.refusingPods(memory, w, avail.Ready, grace)
-	in := placement.Input{Pods: withoutRefusing(avail.Ready, plan.refusing), Current: map[string]int{}, Last: map[string]int{}}
-	if c := cluster.Spec.TargetDistribution.PodCapacity; c != nil {
-		in.PodCapacity = int(*c)
-	}
-	for _, name := range w.placeable() {
-		if o, ok := w.current[name]; ok && holding[o] {
-			plan.held[name] = o
-			continue
-		}
-		in.Targets = append(in.Targets, placement.Target{Name: name})
-		if o, ok := w.current[name]; ok {
-			in.Current[name] = o
-		}
-		if o, ok := w.last[name]; ok {
-			in.Last[name] = o
-		}
-	}
-	plan.result = placement.Place(in)
-	plan.last = placement.Lasts(in, plan.result, func(ordinal int) bool { return w.desiredSet[ordinal] })
-	for name := range plan.held {
-		if o, ok := w.last[name]; ok {
-			plan.last[name] = o
-		}
-	}
-	for name := range w.skippedByTarget {
-		if o, ok := w.lastOrCurrent(name); ok {
-			plan.last[name] = o
-		}
-	}
+	placed := clusterplacement.Place(clusterplacement.Fleet{
+		PodCapacity: clusterplacement.PodCapacity(cluster),
+		Desired:     w.desired,
+		Ready:       withoutRefusing(avail.Ready, plan.refusing),
+		Holding:     avail.Holding,
+		Placeable:   w.placeable(),
+		Skipped:     w.skippedTargetNames(),
+		Current:     w.current,
+		Last:        w.last,
+	})
+	plan.result, plan.held, plan.last = placed.Result, placed.Held, placed.Last
 	for name, o := range plan.result.Assignments {
 		plan.onPod[o] = append(plan.onPod[o], name)
 	}

@@ -156,14 +156,25 @@ func TestMainFlags(t *testing.T) {
 		wantStdout string // a substring
 		wantStderr string // exact
 	}{
-		{"prints usage for -h", []string{"-h"}, 0, "usage: plan [--format json|table]", ""},
+		{"prints usage for -h", []string{"-h"}, 0, "usage: plan [-o json|table] < scenario.json", ""},
+		{"prints the live usage for -h", []string{"-h"}, 0, "plan --cluster NAMESPACE/NAME [--replicas N] [--pod-capacity C] [-o json|table]", ""},
+		{"answers in a table with -o table", []string{"-o", "table"}, 0, "POD  LOAD  TARGETS", ""},
+		{"answers in a table with --output=table", []string{"--output=table"}, 0, "POD  LOAD  TARGETS", ""},
+		{"rejects --replicas without --cluster", []string{"--replicas", "3"}, 2, "", "plan: --replicas needs --cluster: a scenario on standard input says pods and podCapacity itself\n"},
+		{"rejects --pod-capacity without --cluster", []string{"--pod-capacity", "3"}, 2, "", "plan: --pod-capacity needs --cluster: a scenario on standard input says pods and podCapacity itself\n"},
+		{"rejects --kubeconfig without --cluster", []string{"--kubeconfig", "k"}, 2, "", "plan: --kubeconfig needs --cluster: a scenario on standard input says pods and podCapacity itself\n"},
+		{"rejects a cluster without a namespace", []string{"--cluster", "telemetry"}, 2, "", "plan: --cluster must be NAMESPACE/NAME, got \"telemetry\"\n"},
+		{"rejects a cluster with two slashes", []string{"--cluster", "a/b/c"}, 2, "", "plan: --cluster must be NAMESPACE/NAME, got \"a/b/c\"\n"},
+		{"rejects negative replicas", []string{"--cluster", "a/b", "--replicas", "-1"}, 2, "", "plan: invalid value \"-1\" for flag -replicas: --replicas must be an integer from 0 up, got \"-1\"\n"},
+		{"rejects a pod capacity that is no number", []string{"--cluster", "a/b", "--pod-capacity", "x"}, 2, "", "plan: invalid value \"x\" for flag -pod-capacity: --pod-capacity must be an integer from 0 up, got \"x\"\n"},
+		{"rejects a zero timeout", []string{"--cluster", "a/b", "--timeout", "0s"}, 2, "", "plan: --timeout must be above 0, got 0s\n"},
 		{"prints usage for --help", []string{"--help"}, 0, "Exit status:", ""},
 		{"answers in JSON with --format json", []string{"--format", "json"}, 0, `"capacity":1`, ""},
 		{"answers in a table with --format=table", []string{"--format=table"}, 0, "POD  LOAD  TARGETS", ""},
-		{"rejects an unknown format", []string{"--format", "yaml"}, 2, "", "plan: --format must be json or table, got \"yaml\"\n"},
+		{"rejects an unknown format", []string{"--format", "yaml"}, 2, "", "plan: --output (-o, --format) must be json or table, got \"yaml\"\n"},
 		{"rejects an unknown flag", []string{"--pods", "3"}, 2, "", "plan: flag provided but not defined: -pods\n"},
 		{"rejects a flag without its value", []string{"--format"}, 2, "", "plan: flag needs an argument: -format\n"},
-		{"rejects a positional argument", []string{"scenario.json"}, 2, "", "plan: unexpected argument \"scenario.json\": the scenario is read from standard input\n"},
+		{"rejects a positional argument", []string{"scenario.json"}, 2, "", "plan: unexpected argument \"scenario.json\": the scenario is read from standard input, a live Cluster named with --cluster\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,4 +255,25 @@ func (endless) Read(p []byte) (int, error) {
 		p[i] = 'a'
 	}
 	return len(p), nil
+}
+
+func TestMainLiveWithoutKubeconfigSaysSo(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	status, stdout, stderr := run([]string{"--cluster", "ns/telemetry"}, strings.NewReader(""))
+	if status != 1 || stdout != "" {
+		t.Errorf("status %d, stdout %q; want 1 and nothing", status, stdout)
+	}
+	if want := "plan: no kubeconfig: give --kubeconfig, set KUBECONFIG, or write ~/.kube/config\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
+
+func TestMainLiveWithAMissingKubeconfigFileNamesIt(t *testing.T) {
+	status, _, stderr := run([]string{"--cluster", "ns/telemetry", "--kubeconfig", "/nonexistent/kubeconfig"}, strings.NewReader(""))
+	if status != 1 || !strings.Contains(stderr, "load kubeconfig") || !strings.Contains(stderr, "/nonexistent/kubeconfig") {
+		t.Errorf("status %d, stderr %q; want 1 naming the file", status, stderr)
+	}
 }
