@@ -235,9 +235,6 @@ func TestAnEventCombineIsSentWithTheProcessorsItRuns(t *testing.T) {
 	}
 }
 
-
-
-
 func outputRefs(names ...string) *v1alpha1.OutputSelection {
 	return &v1alpha1.OutputSelection{OutputRefs: names}
 }
