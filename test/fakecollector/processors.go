@@ -1,0 +1,113 @@
+package fakecollector
+
+import (
+	"fmt"
+	"slices"
+)
+
+// What gNMIc does with event processors (github.com/openconfig/gnmic at the commit of
+// /work/shared/gnmic-api.md: pkg/collector/api/server/apply.go, pkg/formatters/processors.go, the outputs and
+// inputs managers):
+//   - the apply decodes "processors" into map[string]map[string]any: a processor that is not a JSON object is
+//     refused with 400 like any other kind; its inside is not looked at, so an unknown type is stored (200);
+//   - processors are stored as sent, {type: config}, without a name (the fake stores them so, too);
+//   - an output or input reads its "event-processors" (names, in order) when it is initialised, from the
+//     stored processors; a name not stored, or a processor whose type is not a registered one, fails that
+//     output or input (its state failed, nothing reaches it) while the apply was answered 200. The type is
+//     the first key a Go map yields, so a processor with more than one key fails at random; the fake counts
+//     it as failing always;
+//   - a change to a stored processor updates the outputs and inputs that use it in place: no target is
+//     stopped, started or reconnected.
+
+// ProcessorTypes are the event processor types gNMIc registers (pkg/formatters/all, EventProcessorTypes).
+var ProcessorTypes = []string{
+	"event-add-tag", "event-allow", "event-combine", "event-convert", "event-data-convert", "event-date-string",
+	"event-delete", "event-drop", "event-duration-convert", "event-extract-tags", "event-group-by",
+	"event-ieeefloat32", "event-jq", "event-merge", "event-override-ts", "event-rate-limit", "event-starlark",
+	"event-strings", "event-time-epoch", "event-to-tag", "event-trigger", "event-value-tag",
+	"event-value-tag-v2", "event-write",
+}
+
+// EventProcessors returns, in order, the event-processors the applied output (kind "outputs") or input
+// ("inputs") called name lists; nil when it lists none or is not in the snapshot.
+func (s Snapshot) EventProcessors(kind, name string) []string {
+	var obj map[string]any
+	switch kind {
+	case kindOutputs:
+		obj = s.Outputs[name]
+	case kindInputs:
+		obj = s.Inputs[name]
+	}
+	items, _ := obj["event-processors"].([]any)
+	var names []string
+	for _, item := range items {
+		if n, ok := item.(string); ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// ProcessorType is the type of the applied processor called name: its only key; "" when it is not in the
+// snapshot or has not exactly one key.
+func (s Snapshot) ProcessorType(name string) string {
+	p := s.Processors[name]
+	if len(p) != 1 {
+		return ""
+	}
+	for k := range p {
+		return k
+	}
+	return ""
+}
+
+// InitError is the error gNMIc's initialisation of the applied output (kind "outputs") or input ("inputs")
+// called name fails with because of its event-processors, in gNMIc's words; nil when they all initialise.
+// An event-combine processor's own processors are looked up the same way.
+func (s Snapshot) InitError(kind, name string) error {
+	return s.processorsError(s.EventProcessors(kind, name), map[string]bool{})
+}
+
+func (s Snapshot) processorsError(names []string, seen map[string]bool) error {
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		p, ok := s.Processors[name]
+		if !ok {
+			return fmt.Errorf("%q event processor not found", name)
+		}
+		typ := s.ProcessorType(name)
+		if typ == "" || !slices.Contains(ProcessorTypes, typ) {
+			for k := range p {
+				if !slices.Contains(ProcessorTypes, k) {
+					typ = k
+					break
+				}
+			}
+			return fmt.Errorf("%q event processor has an unknown type=%q", name, typ)
+		}
+		if typ == "event-combine" {
+			if err := s.processorsError(combined(p[typ]), seen); err != nil {
+				return fmt.Errorf("failed initializing event processor '%s' of type='%s': %w", name, typ, err)
+			}
+		}
+	}
+	return nil
+}
+
+// combined are the names of the processors an event-combine's settings run.
+func combined(settings any) []string {
+	m, _ := settings.(map[string]any)
+	steps, _ := m["processors"].([]any)
+	var names []string
+	for _, step := range steps {
+		if s, ok := step.(map[string]any); ok {
+			if n, ok := s["name"].(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
