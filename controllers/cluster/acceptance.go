@@ -31,24 +31,26 @@ type acceptance struct {
 	conditions         *[]metav1.Condition
 	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
 	secretRefs         []operatorv1alpha1.ConfigSecretRef
+	eventProcessors    []string
 }
 
 func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
 		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
-		secretRefs: o.Spec.SecretRefs}
+		secretRefs: o.Spec.SecretRefs, eventProcessors: o.Spec.EventProcessors}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 	return acceptance{kind: rejection.KindInput, name: in.Name, generation: in.Generation,
 		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy,
-		secretRefs: in.Spec.SecretRefs}
+		secretRefs: in.Spec.SecretRefs, eventProcessors: in.Spec.EventProcessors}
 }
 
 // reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
 // namespace (present while its collectors refuse a configuration the object is blamed for), drops entries of
 // Clusters that no longer exist, and sets each object's Accepted condition from the list, and the
-// SecretsResolved condition of those with spec.secretRefs (secret_refs.go).
+// SecretsResolved condition of those with spec.secretRefs (secret_refs.go) and the ProcessorsResolved condition
+// of those with spec.eventProcessors (processors.go).
 func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
 	if w.renderErr != nil {
 		return nil // which objects the Cluster sends is not known
@@ -72,6 +74,7 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 	return r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
 		judge(a, cluster.Name, sent(a.kind, a.name), exists, v)
 		setSecretsResolved(a, w)
+		setProcessorsResolved(a, w)
 	})
 }
 
