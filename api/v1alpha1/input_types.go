@@ -16,7 +16,6 @@ type InputSpec struct {
 	// Config is the gNMIc configuration of this input type, passed through as is. The operator sets its
 	// type, name, outputs (from the Pipeline) and event-processors, overriding any in config.
 	// +kubebuilder:validation:MaxProperties=128
-	// +kubebuilder:validation:XValidation:rule="!('event-processors' in self)",message="name the input's event processors in spec.eventProcessors, not in config"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`

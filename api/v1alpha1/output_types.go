@@ -17,7 +17,6 @@ type OutputSpec struct {
 	// documentation of the type). The operator sets its type, name and event-processors, overriding any in
 	// config.
 	// +kubebuilder:validation:MaxProperties=128
-	// +kubebuilder:validation:XValidation:rule="!('event-processors' in self)",message="name the output's event processors in spec.eventProcessors, not in config"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`

@@ -8,8 +8,6 @@ import (
 // ProcessorSpec is one gNMIc event processor: a step that transforms, enriches or drops the events an Output
 // writes or an Input reads. Outputs and Inputs name the Processors they apply, in order (spec.eventProcessors),
 // and Pipelines add theirs (spec.outputs.processorRefs, …); docs/processors.md has the order.
-// +kubebuilder:validation:XValidation:rule="self.type != 'event-starlark' || (has(self.config) && (('script' in self.config) != ('source' in self.config)))",message="an event-starlark processor needs exactly one of config.script and config.source"
-// +kubebuilder:validation:XValidation:rule="self.type != 'event-combine' || (has(self.config) && 'processors' in self.config)",message="an event-combine processor needs config.processors, the processors it combines"
 type ProcessorSpec struct {
 	// Type of the gNMIc event processor: every event-* type the collector registers
 	// (github.com/openconfig/gnmic, pkg/formatters). event-plugin is not one: plugins register their own
@@ -20,10 +18,13 @@ type ProcessorSpec struct {
 
 	// Config is the gNMIc configuration of this processor type, passed through as is (see the gNMIc
 	// documentation of the type): the collector receives {type: config}, so config holds the type's settings
-	// themselves (event-convert's own "type" key included), never the type as a key: an event-* key at its top
-	// is refused, as in the gNMIc configuration file's form {event-strings: {...}} written under config.
+	// themselves (event-convert's own "type" key included), never the type as a key. The operator checks what
+	// the collector would fail on (docs/processors.md): an event-* key at the top of config (the gNMIc
+	// configuration file's form {event-strings: {...}} written under config), an event-starlark without exactly
+	// one of script and source, an event-combine without processors. Such a Processor is sent to no collector,
+	// with the Outputs and Inputs that apply it, and its InUse condition says why. (The API server cannot check
+	// this: its validation rules cannot read a schemaless object.)
 	// +kubebuilder:validation:MaxProperties=128
-	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k.startsWith('event-'))",message="config holds the processor's settings directly: the operator sets the type from spec.type, so config cannot hold an event-* key"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
@@ -79,12 +80,16 @@ const ConditionInUse = "InUse"
 const (
 	ReasonUsed    = "Used"
 	ReasonNotUsed = "NotUsed"
+	// ReasonInvalidProcessor: the Processor's config is one the collector fails on; it is sent to no
+	// collector, with the Outputs and Inputs that apply it.
+	ReasonInvalidProcessor = "InvalidProcessor"
 )
 
 // ConditionProcessorsResolved is a condition type of Outputs and Inputs whose event processors (their own
 // spec.eventProcessors and those their Pipelines add) are not empty: True when every one exists, False (reason
-// ReasonProcessorNotFound) while one does not; the object is then sent to no collector, with the targets and
-// inputs that send to it, and the message names the missing Processor.
+// ReasonProcessorNotFound) while one does not, or (ReasonInvalidProcessor) while one has a config the collector
+// fails on; the object is then sent to no collector, with the targets and inputs that send to it, and the
+// message names the Processor.
 const ConditionProcessorsResolved = "ProcessorsResolved"
 
 // Reasons of the ProcessorsResolved condition.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,6 +40,9 @@ func setProcessorsResolved(a acceptance, w *world) {
 		ObservedGeneration: a.generation}
 	if _, err := render.ProcessorsOf(a.eventProcessors, w.namespaceProcessors()); err != nil {
 		cond.Status, cond.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonProcessorNotFound
+		if errors.Is(err, render.ErrInvalidProcessor) {
+			cond.Reason = operatorv1alpha1.ReasonInvalidProcessor
+		}
 		cond.Message = truncate("sent to no collector: spec.eventProcessors: "+err.Error(), maxConditionMessage)
 	}
 	meta.SetStatusCondition(a.conditions, cond)
@@ -102,6 +106,12 @@ func (r *Reconciler) reportProcessors(ctx context.Context, cluster *operatorv1al
 		use, used := uses[p.Name]
 		use.Cluster = cluster.Name
 		recordUse(p, cluster.Name, use, used, exists)
+		if err := render.CheckProcessor(p); err != nil {
+			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: operatorv1alpha1.ConditionInUse,
+				Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonInvalidProcessor,
+				Message:            truncate("sent to no collector, with the Outputs and Inputs that apply it: "+err.Error(), maxConditionMessage),
+				ObservedGeneration: p.Generation})
+		}
 	})
 }
 

@@ -58,6 +58,9 @@ var (
 	// ErrProcessorNotFound: an output's or input's processor chain names a
 	// Processor that does not exist.
 	ErrProcessorNotFound = errors.New("processor not found")
+	// ErrInvalidProcessor: a Processor's config is one the collector fails
+	// on (CheckProcessor).
+	ErrInvalidProcessor = errors.New("the collector would fail on it")
 	// ErrDependencySkipped: the object uses another one that was skipped.
 	ErrDependencySkipped = errors.New("skipped (see its own error)")
 )

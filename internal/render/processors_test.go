@@ -238,3 +238,41 @@ func TestAnEventCombineIsSentWithTheProcessorsItRuns(t *testing.T) {
 func outputRefs(names ...string) *v1alpha1.OutputSelection {
 	return &v1alpha1.OutputSelection{OutputRefs: names}
 }
+
+func TestCheckProcessorRefusesWhatTheCollectorFailsOn(t *testing.T) {
+	tests := []struct {
+		name, typ, config string
+		valid             bool
+	}{
+		{"settings of the type", "event-strings", `{"value-names":[".*"]}`, true},
+		{"event-convert's own type key", "event-convert", `{"value-names":["x"],"type":"int"}`, true},
+		{"no config", "event-merge", ``, true},
+		{"the configuration file's form under config", "event-strings", `{"event-strings":{"value-names":[".*"]}}`, false},
+		{"starlark with a script", "event-starlark", `{"script":"/scripts/a.star"}`, true},
+		{"starlark with neither script nor source", "event-starlark", `{"debug":true}`, false},
+		{"starlark with both", "event-starlark", `{"script":"a.star","source":"def apply(*e): return e"}`, false},
+		{"combine with its processors", "event-combine", `{"processors":[{"name":"a"}]}`, true},
+		{"combine without processors", "event-combine", `{"debug":true}`, false},
+		{"combine whose processors have no name", "event-combine", `{"processors":[{"condition":"true"}]}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := processor("p", tt.typ, tt.config, nil)
+			err := CheckProcessor(&p)
+			if (err == nil) != tt.valid {
+				t.Errorf("CheckProcessor = %v, want valid %v", err, tt.valid)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidProcessor) {
+				t.Errorf("error %v does not wrap ErrInvalidProcessor", err)
+			}
+		})
+	}
+	objects := processorNamespace(func(o *selection.Objects) {
+		o.Processors = append(o.Processors, processor("bad", "event-starlark", `{}`, nil))
+		ownProcessors("file", "a", "bad")(o)
+	}, pipelineOf("p1", outputRefs("file", "kafka"), nil))
+	cfg, skips, _ := PodConfig(selection.Resolve("c1", objects), nil, Connections{})
+	if _, sent := cfg.Outputs["file"]; sent || len(skips) != 1 || !errors.Is(skips[0], ErrInvalidProcessor) {
+		t.Errorf("an output applying an invalid processor must be left out: sent %v, skips %v", sent, skips)
+	}
+}
