@@ -127,15 +127,14 @@ func CombinedProcessors(p *v1alpha1.Processor) []string {
 	if !ok {
 		return nil
 	}
-	var steps []struct {
-		Name any `json:"name"`
-	}
+	var steps []any
 	if err := json.Unmarshal(raw.Raw, &steps); err != nil {
 		return nil
 	}
 	var names []string
-	for _, s := range steps {
-		if name, ok := s.Name.(string); ok && name != "" {
+	for _, step := range steps {
+		s, _ := step.(map[string]any)
+		if name, ok := s["name"].(string); ok && name != "" {
 			names = append(names, name)
 		}
 	}
