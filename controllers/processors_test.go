@@ -21,7 +21,9 @@ import (
 
 var _ = Describe("Processors", func() {
 	var op *operator
-	BeforeEach(func() { op = startOperator() })
+	// The collectors are read once an hour: only the watches of Processors, Outputs and Pipelines can bring a
+	// change.
+	BeforeEach(func() { op = startOperatorPolling(time.Hour) })
 	AfterEach(func() { op.Stop() })
 
 	It("sends each output its processors in order, counts them, and pushes a change only to the pods that use it, restarting no target", func() {
