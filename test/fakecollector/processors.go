@@ -17,7 +17,9 @@ import (
 //     the first key a Go map yields, so a processor with more than one key fails at random; the fake counts
 //     it as failing always;
 //   - a change to a stored processor updates the outputs and inputs that use it in place: no target is
-//     stopped, started or reconnected.
+//     stopped, started or reconnected;
+//   - only POST /api/v1/config/outputs and /inputs (which the operator does not use) check that the named
+//     processors exist; the apply does not.
 
 // ProcessorTypes are the event processor types gNMIc registers (pkg/formatters/all, EventProcessorTypes).
 var ProcessorTypes = []string{
