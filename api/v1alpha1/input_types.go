@@ -47,7 +47,8 @@ type InputStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Input is blamed for),
-	// with spec.secretRefs SecretsResolved, and with event processors ProcessorsResolved.
+	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, and with
+	// event processors ProcessorsResolved.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -62,6 +63,15 @@ type InputStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status
 	RejectedBy []ConfigurationRejection `json:"rejectedBy,omitempty"`
+
+	// FailedOn are the Clusters whose collectors took this Input and could not start it, each with the pods
+	// and the collectors' reason. Running is False while any is present.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status
+	FailedOn []ComponentFailure `json:"failedOn,omitempty"`
 }
 
 // Input is a telemetry source read by collectors (for example a Kafka topic) and forwarded to the outputs

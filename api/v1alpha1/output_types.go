@@ -97,7 +97,8 @@ type OutputStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for),
-	// with spec.secretRefs SecretsResolved, and with event processors ProcessorsResolved.
+	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, and with
+	// event processors ProcessorsResolved.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -112,7 +113,53 @@ type OutputStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status
 	RejectedBy []ConfigurationRejection `json:"rejectedBy,omitempty"`
+
+	// FailedOn are the Clusters whose collectors took this Output and could not start it, each with the pods
+	// and the collectors' reason. Each Cluster keeps its own entry while its collectors report the Output
+	// failed; Running is False while any is present.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status
+	FailedOn []ComponentFailure `json:"failedOn,omitempty"`
 }
+
+// ComponentFailure is one Cluster's collector pods that hold an Output or Input they could not start: the
+// collector answered the configuration 200, kept its targets running, and sends nothing to (or reads nothing
+// from) this object.
+type ComponentFailure struct {
+	// Cluster is the name of the Cluster (in the same namespace) whose collectors report the failure.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Cluster string `json:"cluster"`
+	// Pods are the collector pods that report it failed, sorted (the first 16 when there are more).
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	Pods []string `json:"pods,omitempty"`
+	// PodCount is how many collector pods report it failed.
+	// +optional
+	PodCount int32 `json:"podCount,omitempty"`
+	// Reason is the collectors' failed-reason (distinct reasons of several pods joined by "; ").
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// ConditionRunning is a condition type of Outputs and Inputs: True when every collector that holds the
+// object started it, False (reason ReasonFailedOnCollectors) while the collectors of a Cluster report it
+// failed to start (status.failedOn names the pods and the reason). It is set once a Cluster sends the object.
+const ConditionRunning = "Running"
+
+// Reasons of the Running condition.
+const (
+	// ReasonRunningOnCollectors: no collector that holds the object reports it failed.
+	ReasonRunningOnCollectors = "Running"
+	// ReasonFailedOnCollectors: collectors took the object (the apply was answered 200) and could not start
+	// it; their targets keep running, and nothing reaches the object from them.
+	ReasonFailedOnCollectors = "FailedOnCollectors"
+)
 
 // ConfigurationRejection is one Cluster's refusal of a configuration an Output or Input is blamed for.
 type ConfigurationRejection struct {
@@ -150,6 +197,7 @@ const (
 // +kubebuilder:resource:categories=gnmic
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
+// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.conditions[?(@.type=="Running")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Output struct {
 	metav1.TypeMeta   `json:",inline"`

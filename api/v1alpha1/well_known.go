@@ -20,6 +20,10 @@ const (
 	// ConditionCapacityExhausted is True when some targets could not be assigned because every pod is at
 	// capacity.
 	ConditionCapacityExhausted = "CapacityExhausted"
+	// ConditionOutputsRunning is True when every Output and Input the collector pods hold started on them,
+	// False (reason ReasonOutputsFailed) while a pod's collector reports one failed to start; the message names
+	// the objects, the pods and the collectors' reasons. Unknown while no collector's state can be read.
+	ConditionOutputsRunning = "OutputsRunning"
 )
 
 // Condition reasons of a Cluster.
@@ -32,6 +36,13 @@ const (
 	// ReasonScaledToZero (CapacityExhausted False): the Cluster has 0 replicas; its targets are not collected,
 	// by choice.
 	ReasonScaledToZero = "ScaledToZero"
+	// ReasonOutputsRunning (OutputsRunning True): every Output and Input the collectors hold started.
+	ReasonOutputsRunning = "Running"
+	// ReasonOutputsFailed (OutputsRunning False): collectors accepted an Output or Input and could not start
+	// it; their targets keep running and pods stay Ready, but nothing reaches that Output from them.
+	ReasonOutputsFailed = "OutputsFailed"
+	// ReasonCollectorsUnread (OutputsRunning Unknown): no ready collector's output and input states are known.
+	ReasonCollectorsUnread = "CollectorsUnread"
 )
 
 // Event reasons a user sees in `kubectl describe cluster`.
@@ -52,6 +63,14 @@ const (
 	EventTargetsSkipped = "TargetsSkipped"
 	// EventConfigurationRejected: the collectors refuse what every pod receives alike (a bad Output, say).
 	EventConfigurationRejected = "ConfigurationRejected"
+	// EventOutputFailed: a collector pod reports an Output it accepted failed to start; the message has the
+	// collector's reason. Also recorded on the Output.
+	EventOutputFailed = "OutputFailed"
+	// EventInputFailed: a collector pod reports an Input it accepted failed to start. Also on the Input.
+	EventInputFailed = "InputFailed"
+	// EventOutputsRunning: every Output and Input that had failed on the Cluster's collectors runs again (or
+	// is no longer sent).
+	EventOutputsRunning = "OutputsRunning"
 	// EventTargetsRepaired: a collector dropped targets it was sent (its change buffer overflowed, or it lost
 	// them otherwise); they are removed and sent again.
 	EventTargetsRepaired = "TargetsRepaired"

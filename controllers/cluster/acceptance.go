@@ -30,6 +30,7 @@ type acceptance struct {
 	observedGeneration *int64
 	conditions         *[]metav1.Condition
 	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
+	failedOn           *[]operatorv1alpha1.ComponentFailure
 	secretRefs         []operatorv1alpha1.ConfigSecretRef
 	eventProcessors    []string
 }
@@ -37,21 +38,23 @@ type acceptance struct {
 func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
 		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
-		secretRefs: o.Spec.SecretRefs, eventProcessors: o.Spec.EventProcessors}
+		failedOn: &o.Status.FailedOn, secretRefs: o.Spec.SecretRefs, eventProcessors: o.Spec.EventProcessors}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 	return acceptance{kind: rejection.KindInput, name: in.Name, generation: in.Generation,
 		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy,
-		secretRefs: in.Spec.SecretRefs, eventProcessors: in.Spec.EventProcessors}
+		failedOn: &in.Status.FailedOn, secretRefs: in.Spec.SecretRefs, eventProcessors: in.Spec.EventProcessors}
 }
 
 // reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
-// namespace (present while its collectors refuse a configuration the object is blamed for), drops entries of
-// Clusters that no longer exist, and sets each object's Accepted condition from the list, and the
+// namespace (present while its collectors refuse a configuration the object is blamed for) and in its
+// failedOn list (present while collectors report it failed to start, output_health.go), drops entries of
+// Clusters that no longer exist, and sets each object's Accepted and Running conditions from the lists, the
 // SecretsResolved condition of those with spec.secretRefs (secret_refs.go) and the ProcessorsResolved condition
 // of those with spec.eventProcessors (processors.go).
-func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict) error {
+func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict,
+	h outputHealth) error {
 	if w.renderErr != nil {
 		return nil // which objects the Cluster sends is not known
 	}
@@ -73,12 +76,15 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 	}
 	return r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
 		judge(a, cluster.Name, sent(a.kind, a.name), exists, v)
+		if h.watched {
+			judgeRunning(a, cluster.Name, sent(a.kind, a.name), exists, h)
+		}
 		setSecretsResolved(a, w)
 		setProcessorsResolved(a, w)
 	})
 }
 
-// removeFromRejections removes a deleted Cluster's entries from the rejectedBy lists of the namespace's Outputs
+// removeFromRejections removes a deleted Cluster's entries from the rejectedBy and failedOn lists of the namespace's Outputs
 // and Inputs, writing those that had one.
 func (r *Reconciler) removeFromRejections(ctx context.Context, deleted types.NamespacedName) error {
 	namespace, cluster := deleted.Namespace, deleted.Name
@@ -91,6 +97,7 @@ func (r *Reconciler) removeFromRejections(ctx context.Context, deleted types.Nam
 	}
 	return r.writeAcceptance(ctx, outputs.Items, inputs.Items, func(a acceptance) {
 		judge(a, cluster, false, nil, sharedVerdict{})
+		judgeRunning(a, cluster, false, nil, outputHealth{})
 	})
 }
 

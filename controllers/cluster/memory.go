@@ -41,6 +41,11 @@ type clusterMemory struct {
 	verdict sharedVerdict
 	// restarts spaces the restarts of the targets whose start failed.
 	restarts restartBackoff
+	// outputHealth is what this reconcile read of the outputs and inputs the collectors hold; failedComponents
+	// what the last one that knew any collector's state reported failed (kind/name/pod → reason), so that
+	// a failure is announced once (output_health.go).
+	outputHealth     outputHealth
+	failedComponents map[string]string
 	// staleTargets is how many targets the collectors ran, as last read, that they were not sent: a warning
 	// is raised when it grows.
 	staleTargets int

@@ -19,7 +19,8 @@ import (
 // then the Accepted condition of the Outputs and Inputs themselves (acceptance.go), and where the Processors
 // are used (processors.go).
 func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
-	verdict := r.memoryOf(client.ObjectKeyFromObject(cluster)).verdict
+	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	verdict := m.verdict
 	for i := range w.pipelines {
 		p := &w.pipelines[i]
 		if p.Spec.ClusterRef != cluster.Name {
@@ -57,7 +58,7 @@ func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alp
 			return fmt.Errorf("write status of pipeline %s: %w", p.Name, err)
 		}
 	}
-	if err := r.reportOutputsAndInputs(ctx, cluster, w, verdict); err != nil {
+	if err := r.reportOutputsAndInputs(ctx, cluster, w, verdict, m.outputHealth); err != nil {
 		return err
 	}
 	return r.reportProcessors(ctx, cluster, w)

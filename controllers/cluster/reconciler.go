@@ -123,6 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// (as is every earlier return); until then the pod keeps the gate it had.
 	gateErr := r.writeReadinessGates(ctx, req.NamespacedName, plan, pushed)
 	r.followCollectors(ctx, &cluster, world, reachable)
+	r.memoryOf(req.NamespacedName).outputHealth = r.readOutputHealth(world, reachable)
 	nextRestart := r.restartFailedTargets(pushCtx, &cluster, world, runtimes, pushed)
 	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
 	if err != nil {

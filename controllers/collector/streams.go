@@ -39,7 +39,15 @@ type streamWatcher struct {
 	// carried anything, an event or a keepalive. All three are guarded by Streams.mu.
 	connected, changed bool
 	aliveAt            time.Time
+	// components are the states of the collector's outputs and inputs as their streams last told, by kind
+	// and name; a kind is present while its stream is connected (its snapshot is replayed on every connect).
+	// Guarded by Streams.mu.
+	components map[string]map[string]gnmic.ComponentState
 }
+
+// componentKinds are the kinds whose runtime state the collector streams besides its targets': the only
+// place it tells that an output or input it accepted could not start.
+var componentKinds = []string{gnmic.KindOutputs, gnmic.KindInputs}
 
 // streamAliveWithin is how recently a stream must have carried something to be trusted to announce every
 // change: the collector writes a keepalive every 15 s, and a stream to a lost node stays open in silence.
@@ -99,9 +107,14 @@ func (s *Streams) Track(ctx context.Context, cluster types.NamespacedName, ready
 			continue
 		}
 		wctx, cancel := context.WithCancel(s.ctx)
-		w := &streamWatcher{cluster: cluster, uid: pod.UID, tls: tlsConfig, cancel: cancel, changed: true}
+		w := &streamWatcher{cluster: cluster, uid: pod.UID, tls: tlsConfig, cancel: cancel, changed: true,
+			components: map[string]map[string]gnmic.ComponentState{}}
 		s.watchers[key] = w
-		go s.follow(log.IntoContext(wctx, log.FromContext(ctx).WithValues("pod", pod.Name)), w, pod, open)
+		podCtx := log.IntoContext(wctx, log.FromContext(ctx).WithValues("pod", pod.Name))
+		go s.follow(podCtx, w, pod, open)
+		for _, kind := range componentKinds {
+			go s.followComponents(podCtx, w, kind, pod, open)
+		}
 	}
 }
 
@@ -123,6 +136,30 @@ func (s *Streams) MarkRead(pod *corev1.Pod) {
 	if w, ok := s.watchers[pod.Namespace+"/"+pod.Name]; ok && w.uid == pod.UID {
 		w.changed = false
 	}
+}
+
+// Components are the states of the pod's outputs and inputs as its collector streams them, by kind
+// (gnmic.KindOutputs, gnmic.KindInputs) and name. known is false unless both streams are connected: nothing
+// can be concluded then.
+func (s *Streams) Components(pod *corev1.Pod) (states map[string]map[string]gnmic.ComponentState, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watchers[pod.Namespace+"/"+pod.Name]
+	if !ok || w.uid != pod.UID {
+		return nil, false
+	}
+	states = map[string]map[string]gnmic.ComponentState{}
+	for _, kind := range componentKinds {
+		byName, connected := w.components[kind]
+		if !connected {
+			return nil, false
+		}
+		states[kind] = make(map[string]gnmic.ComponentState, len(byName))
+		for name, st := range byName {
+			states[kind][name] = st
+		}
+	}
+	return states, true
 }
 
 // Forget stops following the pods of a Cluster this replica no longer reconciles.
@@ -166,6 +203,53 @@ func (s *Streams) follow(ctx context.Context, w *streamWatcher, pod *corev1.Pod,
 		// A broken stream may be a collector gone silent: the Cluster looks at it now rather than at its next
 		// poll, so that its silence (and the grace period of its pod) starts without delay.
 		s.changed(cluster)
+		if time.Since(began) > streamBackoffMax {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, streamBackoffMax)
+	}
+}
+
+// followComponents reads one pod's output or input state stream until its context ends, reconnecting with
+// backoff when it breaks, and keeps the states it tells in the watcher: the snapshot replayed on connect
+// replaces what an earlier connection told. Every event wakes the Cluster.
+func (s *Streams) followComponents(ctx context.Context, w *streamWatcher, kind string, pod *corev1.Pod,
+	open func(*corev1.Pod) (*gnmic.Client, error)) {
+	cluster := w.cluster
+	backoff := time.Second
+	for ctx.Err() == nil {
+		began := time.Now()
+		c, err := open(pod)
+		if err == nil {
+			err = c.WatchComponents(ctx, kind, func(ev gnmic.ComponentEvent) {
+				s.mu.Lock()
+				if byName, ok := w.components[kind]; ok {
+					if ev.Type == gnmic.EventDelete {
+						delete(byName, ev.Name)
+					} else {
+						byName[ev.Name] = ev.Object
+					}
+				}
+				s.mu.Unlock()
+				s.changed(cluster)
+			}, gnmic.OnConnected(func() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				w.components[kind] = map[string]gnmic.ComponentState{}
+			}))
+		}
+		s.mu.Lock()
+		delete(w.components, kind)
+		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		log.FromContext(ctx).V(1).Info("collector state stream ended, reconnecting", "kind", kind, "error", err, "in", backoff)
 		if time.Since(began) > streamBackoffMax {
 			backoff = time.Second
 		}

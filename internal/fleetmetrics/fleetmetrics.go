@@ -40,10 +40,24 @@ var (
 		Name: "gnmic_cluster_stale_targets",
 		Help: "Targets collector pods run although they were not sent them (a removal the collector dropped).",
 	}, []string{"namespace", "cluster"})
+
+	// FailedOutputs is, per collector pod whose state is known, how many of the Outputs it holds it reports
+	// failed to start (the collector accepted them; nothing reaches them from that pod).
+	FailedOutputs = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gnmic_cluster_failed_outputs",
+		Help: "Outputs a collector pod was sent and accepted but reports failed to start.",
+	}, []string{"namespace", "cluster", "pod"})
+
+	// FailedInputs is FailedOutputs for Inputs.
+	FailedInputs = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gnmic_cluster_failed_inputs",
+		Help: "Inputs a collector pod was sent and accepted but reports failed to start.",
+	}, []string{"namespace", "cluster", "pod"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(MovesTotal, PushFailuresTotal, RepairsTotal, HandoverOverlapsTotal, StaleTargets)
+	metrics.Registry.MustRegister(MovesTotal, PushFailuresTotal, RepairsTotal, HandoverOverlapsTotal, StaleTargets,
+		FailedOutputs, FailedInputs)
 }
 
 // ForgetCluster removes the series of a deleted Cluster, so that the operator's metrics do not grow with the
@@ -52,5 +66,13 @@ func ForgetCluster(namespace, cluster string) {
 	for _, v := range []*prometheus.MetricVec{MovesTotal.MetricVec, PushFailuresTotal.MetricVec, RepairsTotal.MetricVec,
 		HandoverOverlapsTotal.MetricVec, StaleTargets.MetricVec} {
 		v.DeleteLabelValues(namespace, cluster)
+	}
+	ForgetPods(namespace, cluster)
+}
+
+// ForgetPods removes the per-pod series of a Cluster.
+func ForgetPods(namespace, cluster string) {
+	for _, v := range []*prometheus.GaugeVec{FailedOutputs, FailedInputs} {
+		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "cluster": cluster})
 	}
 }

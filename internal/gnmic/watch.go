@@ -74,8 +74,58 @@ func OnConnected(fn func()) WatchOption { return func(o *watchOptions) { o.conne
 func OnAlive(fn func()) WatchOption { return func(o *watchOptions) { o.alive = fn } }
 
 func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent), opts watchOptions) error {
+	return watchStream(ctx, c, "/api/v1/sse/targets?store=state", fn, opts)
+}
+
+// Kinds of components whose state WatchComponents follows.
+const (
+	KindOutputs = "outputs"
+	KindInputs  = "inputs"
+)
+
+// ComponentState is the runtime state the collector keeps of an output or an input: running once it
+// started, failed with the reason when it could not. The apply that carries it is answered 200 either way.
+type ComponentState struct {
+	IntendedState string    `json:"intended-state"`
+	State         string    `json:"state"`
+	FailedReason  string    `json:"failed-reason,omitempty"`
+	LastUpdated   time.Time `json:"last-updated"`
+}
+
+// Failed tells whether the component could not start.
+func (s ComponentState) Failed() bool { return s.State == StateFailed }
+
+// ComponentEvent is one Server-Sent Event of an output or input state stream. A stream starts with one
+// create event per existing component; a delete event means the component is gone.
+type ComponentEvent struct {
+	Timestamp time.Time      `json:"timestamp"`
+	Store     string         `json:"store"`
+	Kind      string         `json:"kind"`
+	Name      string         `json:"name"`
+	Type      string         `json:"event-type"`
+	Object    ComponentState `json:"object"`
+}
+
+// WatchComponents follows GET /api/v1/sse/{kind}?store=state for kind KindOutputs or KindInputs (the only
+// place the collector tells whether they started) and calls fn for every event, in order, on the calling
+// goroutine, with the same returns and options as WatchTargets.
+func (c *Client) WatchComponents(ctx context.Context, kind string, fn func(ComponentEvent), opts ...WatchOption) error {
+	var w watchOptions
+	for _, o := range opts {
+		o(&w)
+	}
+	if err := watchStream(ctx, c, "/api/v1/sse/"+kind+"?store=state", fn, w); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("watch %s of %s: %w", kind, c.base, err)
+	}
+	return nil
+}
+
+func watchStream[E any](ctx context.Context, c *Client, path string, fn func(E), opts watchOptions) error {
 	header := http.Header{"Accept": {"text/event-stream"}, "Cache-Control": {"no-cache"}}
-	resp, err := c.do(ctx, http.MethodGet, "/api/v1/sse/targets?store=state", header, nil)
+	resp, err := c.do(ctx, http.MethodGet, path, header, nil)
 	if err != nil {
 		return err
 	}
@@ -96,7 +146,7 @@ func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent), opts wa
 // readEvents parses a text/event-stream: "data:" lines accumulate until a
 // blank line dispatches the event; comments (": keepalive") and other fields
 // are ignored.
-func readEvents(r io.Reader, fn func(TargetEvent), alive func()) error {
+func readEvents[E any](r io.Reader, fn func(E), alive func()) error {
 	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 0, 64<<10), maxEventLine)
 	var data []byte
@@ -107,9 +157,9 @@ func readEvents(r io.Reader, fn func(TargetEvent), alive func()) error {
 			if len(data) == 0 {
 				continue
 			}
-			var ev TargetEvent
+			var ev E
 			if err := json.Unmarshal(data, &ev); err != nil {
-				return fmt.Errorf("decode target event: %w", err)
+				return fmt.Errorf("decode event: %w", err)
 			}
 			data = data[:0]
 			alive()

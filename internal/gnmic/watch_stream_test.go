@@ -113,3 +113,44 @@ func TestWatchTargetsReportsAStreamClosedByTheCollector(t *testing.T) {
 		t.Fatal("WatchTargets did not return")
 	}
 }
+
+func TestWatchComponentsDeliversOutputStatesWithTheirFailures(t *testing.T) {
+	collector := fakecollector.StartForTest(t)
+	client := newClient(t, collector.URL())
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	cfg := twoRouters()
+	cfg.Outputs = map[string]map[string]any{
+		"ok":    {"name": "ok", "type": "file", "filename": "/ok"},
+		"proto": {"name": "proto", "type": "file", "filename": "/p", "format": "proto"},
+	}
+	if err := client.Apply(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan gnmic.ComponentEvent, 100)
+	go func() {
+		_ = client.WatchComponents(ctx, gnmic.KindOutputs, func(ev gnmic.ComponentEvent) { events <- ev })
+	}()
+	next := func() gnmic.ComponentEvent {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(5 * time.Second):
+			t.Fatal("no event")
+		}
+		return gnmic.ComponentEvent{}
+	}
+	if ev := next(); ev.Name != "ok" || ev.Kind != gnmic.KindOutputs || ev.Object.Failed() || ev.Object.State != gnmic.StateRunning {
+		t.Fatalf("first event = %+v, want output ok running", ev)
+	}
+	if ev := next(); ev.Name != "proto" || !ev.Object.Failed() || ev.Object.FailedReason != "proto format not supported in output type 'file'" {
+		t.Fatalf("second event = %+v, want output proto failed with the collector's reason", ev)
+	}
+	delete(cfg.Outputs, "proto")
+	if err := client.Apply(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Name != "proto" || ev.Type != gnmic.EventDelete {
+		t.Fatalf("event after the removal = %+v, want the delete of proto", ev)
+	}
+}

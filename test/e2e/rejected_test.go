@@ -3,10 +3,14 @@
 package e2e_test
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,12 +21,15 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 )
 
-// A configuration error every pod shares (a bad Output) must not make the pods unready: the PDB would then
-// block every node drain and rollouts would stall, while the collectors still serve what they hold.
-var _ = Describe("A configuration every collector refuses", Ordered, func() {
+// The real collector answers 200 to a configuration whose output it cannot start (here a listen address it
+// cannot listen on), keeps its targets running and sends nothing to that output: only its output state
+// stream says so. The pods must stay Ready (the PDB would otherwise block every node drain and rollouts would
+// stall, while the collectors still serve their targets), and the operator must say which Output failed, on
+// which pods, and why.
+var _ = Describe("An Output every collector fails to start", Ordered, func() {
 	fleet := harness.Fleet{Namespace: "rejected", Cluster: "telemetry", Replicas: 2}
 	const targets = 40
-	const rejection = `validate error: output "prometheus": listen address "::9804" is not valid`
+	const failure = "listen tcp: address ::9804: too many colons in address"
 
 	It("places 40 targets on 2 pods", func() {
 		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
@@ -30,42 +37,54 @@ var _ = Describe("A configuration every collector refuses", Ordered, func() {
 		expectPlaced(fleet, targets)
 	})
 
-	It("leaves every pod Ready and names the error on the Cluster, then takes the fixed Output", func() {
+	It("leaves every pod Ready and collecting, names the Output, the pods and the reason, counts them, then clears once it starts", func() {
 		before := holdingsOf(fleet.Namespace).placement()
-		collectors.RejectConfig(fleet.Namespace, rejection)
 		setOutputListen(fleet, "::9804")
 
+		pods := []string{fleet.Cluster + "-0", fleet.Cluster + "-1"}
 		Eventually(func(g Gomega) {
-			cond := meta.FindStatusCondition(getCluster(g, fleet).Status.Conditions, operatorv1alpha1.ConditionConfigApplied)
+			c := getCluster(g, fleet)
+			cond := meta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionOutputsRunning)
 			g.Expect(cond).NotTo(BeNil())
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonPodConfigRejected))
-			g.Expect(cond.Message).To(ContainSubstring(rejection))
+			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonOutputsFailed))
+			g.Expect(cond.Message).To(ContainSubstring("Output prometheus failed to start on pod(s) " + strings.Join(pods, ", ")))
+			g.Expect(cond.Message).To(ContainSubstring(failure))
+			// The collectors took the configuration: it is applied, and accepted.
+			g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, operatorv1alpha1.ConditionConfigApplied)).To(BeTrue())
+			o := fleetOutput(g, fleet)
+			g.Expect(o.Status.FailedOn).To(Equal([]operatorv1alpha1.ComponentFailure{{Cluster: fleet.Cluster, Pods: pods,
+				PodCount: 2, Reason: failure}}))
+			running := meta.FindStatusCondition(o.Status.Conditions, operatorv1alpha1.ConditionRunning)
+			g.Expect(running).NotTo(BeNil())
+			g.Expect(running.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(meta.IsStatusConditionTrue(o.Status.Conditions, operatorv1alpha1.ConditionAccepted)).To(BeTrue())
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) {
-			pods := collectorPods(g, fleet)
-			g.Expect(pods).To(HaveLen(int(fleet.Replicas)))
-			for _, p := range pods {
-				g.Expect(podReady(&p)).To(BeTrue(), "pod %s turned unready over a configuration every pod refuses", p.Name)
+			ready := collectorPods(g, fleet)
+			g.Expect(ready).To(HaveLen(int(fleet.Replicas)))
+			for _, p := range ready {
+				g.Expect(podReady(&p)).To(BeTrue(), "pod %s turned unready over an output it could not start", p.Name)
 			}
 			g.Expect(holdingsOf(fleet.Namespace).placement()).To(Equal(before), "the collectors stopped serving what they held")
 		}).WithTimeout(10 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
-		// The Output at fault says so, in the collectors' words, naming the Cluster.
 		Eventually(func(g Gomega) {
-			cond := outputAccepted(g, fleet)
-			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(cond.Reason).To(Equal(operatorv1alpha1.ReasonRejectedByCollectors))
-			g.Expect(cond.Message).To(ContainSubstring(rejection))
-			g.Expect(cond.Message).To(ContainSubstring("Cluster " + fleet.Cluster))
+			g.Expect(warningEvents(g, fleet.Namespace, "Cluster", fleet.Cluster, operatorv1alpha1.EventOutputFailed)).
+				To(ContainElement(ContainSubstring(failure)))
+			g.Expect(warningEvents(g, fleet.Namespace, "Output", "prometheus", operatorv1alpha1.EventOutputFailed)).
+				To(ContainElement(ContainSubstring("Cluster " + fleet.Cluster)))
+			g.Expect(failedOutputsMetric(g, fleet)).To(Equal(map[string]float64{pods[0]: 1, pods[1]: 1}))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 
-		collectors.StopRejecting(fleet.Namespace)
 		setOutputListen(fleet, ":9804")
 		Eventually(func(g Gomega) {
-			cond := meta.FindStatusCondition(getCluster(g, fleet).Status.Conditions, operatorv1alpha1.ConditionConfigApplied)
+			cond := meta.FindStatusCondition(getCluster(g, fleet).Status.Conditions, operatorv1alpha1.ConditionOutputsRunning)
 			g.Expect(cond).NotTo(BeNil())
 			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(outputAccepted(g, fleet).Status).To(Equal(metav1.ConditionTrue))
+			o := fleetOutput(g, fleet)
+			g.Expect(o.Status.FailedOn).To(BeEmpty())
+			g.Expect(meta.IsStatusConditionTrue(o.Status.Conditions, operatorv1alpha1.ConditionRunning)).To(BeTrue())
+			g.Expect(failedOutputsMetric(g, fleet)).To(Equal(map[string]float64{pods[0]: 0, pods[1]: 0}))
 		}).WithTimeout(60 * time.Second).Should(Succeed())
 		expectPlaced(fleet, targets)
 	})
@@ -80,11 +99,44 @@ func setOutputListen(f harness.Fleet, listen string) {
 	Expect(k8sClient.Patch(ctx, &o, patch)).To(Succeed())
 }
 
-// outputAccepted is the Accepted condition of the fleet's Output.
-func outputAccepted(g Gomega, f harness.Fleet) *metav1.Condition {
+// fleetOutput is the fleet's Output.
+func fleetOutput(g Gomega, f harness.Fleet) *operatorv1alpha1.Output {
 	var o operatorv1alpha1.Output
 	g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: f.Namespace, Name: "prometheus"}, &o)).To(Succeed())
-	cond := meta.FindStatusCondition(o.Status.Conditions, operatorv1alpha1.ConditionAccepted)
-	g.Expect(cond).NotTo(BeNil())
-	return cond
+	return &o
+}
+
+// warningEvents are the messages of the Warning events with the reason recorded on one object.
+func warningEvents(g Gomega, namespace, kind, name, reason string) []string {
+	var list corev1.EventList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(namespace))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Type == corev1.EventTypeWarning && e.Reason == reason && e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+// failedOutputsMetric is gnmic_cluster_failed_outputs of the fleet's pods, as the operator replica that
+// reconciles the Cluster (the leader) exports it.
+func failedOutputsMetric(g Gomega, f harness.Fleet) map[string]float64 {
+	lease, err := cp.OperatorLeader(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	text, err := cp.OperatorMetrics(ctx, lease.Pod)
+	g.Expect(err).NotTo(HaveOccurred())
+	out := map[string]float64{}
+	prefix := fmt.Sprintf(`gnmic_cluster_failed_outputs{cluster=%q,namespace=%q,pod="`, f.Cluster, f.Namespace)
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		pod, value, _ := strings.Cut(rest, `"} `)
+		v, err := strconv.ParseFloat(value, 64)
+		g.Expect(err).NotTo(HaveOccurred(), "line %q", line)
+		out[pod] = v
+	}
+	return out
 }

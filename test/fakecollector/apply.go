@@ -38,10 +38,6 @@ func (c *Collector) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusBadRequest, "validate error: "+err.Error())
 		return
 	}
-	if refused := c.refusedOutput(req); refused != "" {
-		writeErrors(w, http.StatusBadRequest, "validate error: "+refused)
-		return
-	}
 	changes := c.commit(req)
 	c.applied = lastOf(append(c.applied, AppliedConfig{Time: time.Now(), Config: newSnapshot(req.raw), Changes: changes}), c.history)
 	c.applyCount++
@@ -63,6 +59,7 @@ func (c *Collector) commit(req *applyRequest) Changes {
 			delete(c.objects[kind], name)
 			byKind[kind].Removed = append(byKind[kind].Removed, name)
 			c.publish(storeConfig, kind, name, eventDelete, old)
+			c.removeComponent(kind, name)
 			if kind == kindTargets {
 				c.count(name).Removed++
 				c.targetChanged(targetChange{name: name})
@@ -86,6 +83,7 @@ func (c *Collector) commit(req *applyRequest) Changes {
 			if kind == kindSubscriptions && exists {
 				c.restartSubscription(name)
 			}
+			c.startComponent(kind, name, stored)
 			if kind == kindTargets {
 				if c.classifyTarget(name, old, sent, exists) {
 					reconnected = append(reconnected, name)

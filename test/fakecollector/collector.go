@@ -44,8 +44,10 @@ type Collector struct {
 	subscribers  map[*subscriber]struct{}
 	server       *http.Server
 	url          string
-	// outputRefusals are the output settings every apply is refused for.
-	outputRefusals []outputRefusal
+	// components are the runtime states of outputs and inputs, by kind and name; outputFailures the
+	// settings an output fails to start with (FailOutputSetting).
+	components     map[string]map[string]ComponentState
+	outputFailures []outputFailure
 }
 
 // Option configures a Collector.
@@ -101,6 +103,7 @@ func New(opts ...Option) *Collector {
 		connOverride: make(map[string]string),
 		blackholes:   make(map[string]time.Duration),
 		subscribers:  make(map[*subscriber]struct{}),
+		components:   make(map[string]map[string]ComponentState),
 	}
 	for _, opt := range opts {
 		opt(c)

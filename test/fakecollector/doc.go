@@ -31,7 +31,7 @@
 // as Server-Sent Events and as Prometheus gauges.
 //
 // Tests drive the fake through its HTTP API and steer it with injection
-// methods (FailStart, DeviceDown, Blackhole, FailApply, RefuseOutputSetting,
+// methods (FailStart, DeviceDown, Blackhole, FailApply, FailOutputSetting,
 // SetConnectionState), then inspect it (Targets, ConfiguredTargets,
 // TargetStatus, Applied, Counts, Requests, Dropped, Pending, WaitIdle). It
 // serves plain HTTP or TLS (WithTLS; NewPKI makes throwaway certificates) on

@@ -143,6 +143,11 @@ func (c *Collector) subscribe(sub *subscriber) [][]byte {
 			initial = append(initial, encodeFrame(storeState, kindTargets, name, eventCreate, c.targets[name].status.clone()))
 		}
 	}
+	if sub.stores[storeState] {
+		for _, name := range sortedKeys(c.components[sub.kind]) {
+			initial = append(initial, encodeFrame(storeState, sub.kind, name, eventCreate, c.components[sub.kind][name]))
+		}
+	}
 	c.subscribers[sub] = struct{}{}
 	return initial
 }

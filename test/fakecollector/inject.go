@@ -1,9 +1,7 @@
 package fakecollector
 
 import (
-	"fmt"
 	"net/http"
-	"reflect"
 	"time"
 )
 
@@ -11,13 +9,6 @@ import (
 type applyFailure struct {
 	status int
 	errors []string
-}
-
-// outputRefusal is an output setting the collector cannot build an output with.
-type outputRefusal struct {
-	key    string
-	value  any
-	reason string
 }
 
 // FailStart makes the next start of the named target fail with reason: the
@@ -61,39 +52,6 @@ func (c *Collector) ClearApplyFailure() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.applyFailure = nil
-}
-
-// RefuseOutputSetting makes every apply with an output whose key is set to
-// value (as JSON decodes it: a string, a float64, a bool) answer 400 with
-// `validate error: output "<name>": <reason>` and change nothing, until
-// ClearOutputRefusals: the way gNMIc refuses an output it cannot build,
-// whatever else the apply holds. Unlike FailApply, fixing the output is the
-// cure.
-func (c *Collector) RefuseOutputSetting(key string, value any, reason string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.outputRefusals = append(c.outputRefusals, outputRefusal{key: key, value: value, reason: reason})
-}
-
-// ClearOutputRefusals undoes every RefuseOutputSetting.
-func (c *Collector) ClearOutputRefusals() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.outputRefusals = nil
-}
-
-// refusedOutput is the error of the first output, by name, that holds a
-// refused setting ("" when none does).
-func (c *Collector) refusedOutput(req *applyRequest) string {
-	outputs := req.raw[kindOutputs]
-	for _, name := range sortedKeys(outputs) {
-		for _, r := range c.outputRefusals {
-			if v, ok := outputs[name][r.key]; ok && reflect.DeepEqual(v, r.value) {
-				return fmt.Sprintf("output %q: %s", name, r.reason)
-			}
-		}
-	}
-	return ""
 }
 
 // SetConnectionState makes the named target report state (READY,

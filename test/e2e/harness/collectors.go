@@ -39,9 +39,6 @@ type Collectors struct {
 	// refusing are the pods (namespace/name) whose collectors refuse every configuration, including
 	// collectors started later for a recreated pod of that name.
 	refusing map[types.NamespacedName]string
-	// rejecting are the namespaces whose collectors all reject every configuration as invalid (400), as
-	// gNMIc does with a configuration error every pod shares (a bad Output).
-	rejecting map[string]string
 	// options are the fake collector options chosen for a namespace's collectors.
 	options map[string][]fakecollector.Option
 	// blackholes are, per namespace, the blackholed devices whose start has not happened yet.
@@ -82,7 +79,7 @@ func (cp *ControlPlane) StartCollectors(ctx context.Context) (*Collectors, error
 	ctx, cancel := context.WithCancel(ctx)
 	c := &Collectors{
 		byUID: map[types.UID]*runningCollector{}, lostNodes: map[string]bool{},
-		refusing: map[types.NamespacedName]string{}, rejecting: map[string]string{}, options: map[string][]fakecollector.Option{},
+		refusing: map[types.NamespacedName]string{}, options: map[string][]fakecollector.Option{},
 		blackholes: map[string][]*Blackhole{}, ctx: ctx, log: cp.log, cancel: cancel, clientset: cp.Clientset,
 	}
 	pods := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0,
@@ -191,9 +188,6 @@ func (c *Collectors) newCollector(pod types.NamespacedName, serverTLS *tls.Confi
 	collector := fakecollector.New(opts...)
 	if reason, refuse := c.refusing[pod]; refuse {
 		collector.FailApply(http.StatusInternalServerError, reason)
-	}
-	if reason, reject := c.rejecting[pod.Namespace]; reject {
-		collector.FailApply(http.StatusBadRequest, reason)
 	}
 	for _, b := range c.blackholes[pod.Namespace] {
 		collector.Blackhole(b.Target, b.Hold)
@@ -325,31 +319,6 @@ func (c *Collectors) RefuseConfig(namespace, pod, reason string) {
 	for _, running := range c.byUID {
 		if running.pod == name {
 			running.collector.FailApply(http.StatusInternalServerError, reason)
-		}
-	}
-}
-
-// RejectConfig makes every collector of the namespace, running or started later, answer each configuration
-// apply with 400 and reason: the collector's validation error for a configuration every pod shares.
-func (c *Collectors) RejectConfig(namespace, reason string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.rejecting[namespace] = reason
-	for _, running := range c.byUID {
-		if running.pod.Namespace == namespace {
-			running.collector.FailApply(http.StatusBadRequest, reason)
-		}
-	}
-}
-
-// StopRejecting undoes RejectConfig.
-func (c *Collectors) StopRejecting(namespace string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.rejecting, namespace)
-	for _, running := range c.byUID {
-		if running.pod.Namespace == namespace {
-			running.collector.ClearApplyFailure()
 		}
 	}
 }

@@ -1,0 +1,267 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/internal/rejection"
+)
+
+// outputHealth is what the collectors of a Cluster report of the Outputs and Inputs they were sent: a
+// collector answers 200 to a configuration whose output it cannot start, keeps its targets running, and
+// sends nothing to that output; only its output and input state streams say so (collector.Streams).
+type outputHealth struct {
+	// watched is false when the reconciler follows no collector streams (a reconciler without a manager):
+	// nothing is reported then.
+	watched bool
+	// pods are the pods whose output and input states are known, sorted; none known means nothing can be
+	// concluded.
+	pods []string
+	// failures are the objects the pods hold and report failed, sorted by kind, name and pod.
+	failures []componentFailure
+}
+
+// componentFailure is one Output or Input that one pod's collector holds and could not start.
+type componentFailure struct {
+	kind, name, pod, reason string
+}
+
+func (f componentFailure) key() string { return f.kind + "/" + f.name + "/" + f.pod }
+
+// known tells whether any collector's output and input states are known.
+func (h outputHealth) known() bool { return len(h.pods) > 0 }
+
+// readOutputHealth reads, for every pod the operator pushes to, the states its collector streams of the
+// outputs and inputs the operator sent it (what the collector acknowledged): those it reports failed are
+// failures. A pod whose streams are not connected, or that acknowledged nothing yet, is not known.
+func (r *Reconciler) readOutputHealth(w *world, ordinals []int) outputHealth {
+	if r.streams == nil {
+		return outputHealth{}
+	}
+	h := outputHealth{watched: true}
+	for _, ordinal := range ordinals {
+		pod := w.pods[ordinal]
+		if pod == nil {
+			continue
+		}
+		states, known := r.streams.Components(pod)
+		entry, acked := r.ledger.Acknowledged(pod)
+		if !known || !acked {
+			continue
+		}
+		h.pods = append(h.pods, pod.Name)
+		for _, part := range []struct {
+			kind, streamed string
+			sent           map[string]map[string]any
+		}{
+			{rejection.KindOutput, gnmic.KindOutputs, entry.Config.Outputs},
+			{rejection.KindInput, gnmic.KindInputs, entry.Config.Inputs},
+		} {
+			for name := range part.sent {
+				if st, ok := states[part.streamed][name]; ok && st.Failed() {
+					h.failures = append(h.failures, componentFailure{kind: part.kind, name: name, pod: pod.Name, reason: st.FailedReason})
+				}
+			}
+		}
+	}
+	sort.Strings(h.pods)
+	sort.Slice(h.failures, func(i, j int) bool { return h.failures[i].key() < h.failures[j].key() })
+	return h
+}
+
+// objectFailure is one object's failures on a Cluster: the pods, sorted, and their distinct reasons.
+type objectFailure struct {
+	kind, name string
+	pods       []string
+	reasons    []string
+}
+
+// byObject groups the failures by object, in kind and name order.
+func (h outputHealth) byObject() []objectFailure {
+	var out []objectFailure
+	for _, f := range h.failures {
+		if n := len(out); n == 0 || out[n-1].kind != f.kind || out[n-1].name != f.name {
+			out = append(out, objectFailure{kind: f.kind, name: f.name})
+		}
+		o := &out[len(out)-1]
+		o.pods = append(o.pods, f.pod)
+		if !slices.Contains(o.reasons, f.reason) {
+			o.reasons = append(o.reasons, f.reason)
+		}
+	}
+	return out
+}
+
+// of is the failure of one object, if its collectors report one.
+func (h outputHealth) of(kind, name string) (objectFailure, bool) {
+	for _, o := range h.byObject() {
+		if o.kind == kind && o.name == name {
+			return o, true
+		}
+	}
+	return objectFailure{}, false
+}
+
+func (o objectFailure) String() string {
+	return fmt.Sprintf("%s %s failed to start on pod(s) %s: %s", o.kind, o.name, strings.Join(first(o.pods, 10), ", "),
+		strings.Join(o.reasons, "; "))
+}
+
+// setOutputsRunningCondition says whether every Output and Input the Cluster's collectors hold started.
+func setOutputsRunningCondition(cluster *operatorv1alpha1.Cluster, h outputHealth) {
+	if !h.watched {
+		return
+	}
+	c := metav1.Condition{Type: operatorv1alpha1.ConditionOutputsRunning, Status: metav1.ConditionTrue,
+		Reason: operatorv1alpha1.ReasonOutputsRunning, ObservedGeneration: cluster.Generation,
+		Message: fmt.Sprintf("no output or input failed to start on the %d collector pod(s) whose state is known", len(h.pods))}
+	switch objects := h.byObject(); {
+	case !h.known():
+		c.Status, c.Reason = metav1.ConditionUnknown, operatorv1alpha1.ReasonCollectorsUnread
+		c.Message = "the output and input states of no ready collector pod are known yet"
+	case len(objects) > 0:
+		parts := make([]string, len(objects))
+		for i, o := range objects {
+			parts[i] = o.String()
+		}
+		c.Status, c.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonOutputsFailed
+		c.Message = truncate(strings.Join(parts, "; ")+"; their targets keep running and nothing reaches them from those pods",
+			maxConditionMessage)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, c)
+}
+
+// reportOutputHealth raises a Warning event (on the Cluster and on the object) for every Output or Input that
+// newly failed on some pods, or failed for a new reason, and a Normal one once none is failed any more; and
+// sets the failed outputs and inputs per pod in the metrics. What it last reported is remembered per Cluster,
+// and kept while no collector's state is known.
+func (r *Reconciler) reportOutputHealth(cluster *operatorv1alpha1.Cluster, w *world, h outputHealth) {
+	if !h.watched {
+		return
+	}
+	setFailedComponentMetrics(cluster, h)
+	if !h.known() {
+		return
+	}
+	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	now := make(map[string]string, len(h.failures))
+	for _, f := range h.failures {
+		now[f.key()] = f.reason
+	}
+	for _, o := range h.byObject() {
+		var fresh []string
+		for _, pod := range o.pods {
+			f := componentFailure{kind: o.kind, name: o.name, pod: pod}
+			if reason, seen := m.failedComponents[f.key()]; !seen || reason != now[f.key()] {
+				fresh = append(fresh, pod)
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		reason := operatorv1alpha1.EventOutputFailed
+		if o.kind == rejection.KindInput {
+			reason = operatorv1alpha1.EventInputFailed
+		}
+		msg := fmt.Sprintf("%s %s failed to start on pod(s) %s: %s; their targets keep running and nothing reaches it from "+
+			"those pods", o.kind, o.name, strings.Join(first(fresh, 10), ", "), strings.Join(o.reasons, "; "))
+		r.Recorder.Event(cluster, corev1.EventTypeWarning, reason, msg)
+		if obj := w.objectNamed(o.kind, o.name); obj != nil {
+			r.Recorder.Event(obj, corev1.EventTypeWarning, reason, fmt.Sprintf("Cluster %s: %s", cluster.Name, msg))
+		}
+	}
+	if len(now) == 0 && len(m.failedComponents) > 0 {
+		r.Recorder.Event(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventOutputsRunning,
+			"no collector pod reports an output or input that failed to start any more")
+	}
+	m.failedComponents = now
+}
+
+// setFailedComponentMetrics sets the failed outputs and inputs of every pod whose state is known, and drops
+// the series of the Cluster's other pods.
+func setFailedComponentMetrics(cluster *operatorv1alpha1.Cluster, h outputHealth) {
+	fleetmetrics.ForgetPods(cluster.Namespace, cluster.Name)
+	outputs, inputs := map[string]int{}, map[string]int{}
+	for _, f := range h.failures {
+		if f.kind == rejection.KindInput {
+			inputs[f.pod]++
+		} else {
+			outputs[f.pod]++
+		}
+	}
+	for _, pod := range h.pods {
+		fleetmetrics.FailedOutputs.WithLabelValues(cluster.Namespace, cluster.Name, pod).Set(float64(outputs[pod]))
+		fleetmetrics.FailedInputs.WithLabelValues(cluster.Namespace, cluster.Name, pod).Set(float64(inputs[pod]))
+	}
+}
+
+// objectNamed is the Output or Input of that kind and name, nil when the namespace has none.
+func (w *world) objectNamed(kind, name string) runtime.Object {
+	if kind == rejection.KindInput {
+		for i := range w.objects.Inputs {
+			if w.objects.Inputs[i].Name == name {
+				return &w.objects.Inputs[i]
+			}
+		}
+		return nil
+	}
+	for i := range w.objects.Outputs {
+		if w.objects.Outputs[i].Name == name {
+			return &w.objects.Outputs[i]
+		}
+	}
+	return nil
+}
+
+// judgeRunning sets one Output's or Input's failedOn entry for the Cluster and its Running condition: the
+// Cluster's entry is there while its collectors report the object failed, kept as it is while no collector's
+// state is known, and dropped otherwise (also when the Cluster does not send the object). Entries of Clusters
+// that no longer exist are dropped (exists nil keeps every other entry).
+func judgeRunning(a acceptance, cluster string, sent bool, exists map[string]bool, h outputHealth) {
+	var kept []operatorv1alpha1.ComponentFailure
+	for _, e := range *a.failedOn {
+		switch {
+		case e.Cluster == cluster:
+			if sent && !h.known() {
+				kept = append(kept, e)
+			}
+		case exists == nil || exists[e.Cluster]:
+			kept = append(kept, e)
+		}
+	}
+	if o, failed := h.of(a.kind, a.name); sent && h.known() && failed {
+		kept = append(kept, operatorv1alpha1.ComponentFailure{Cluster: cluster, Pods: first(o.pods, 16),
+			PodCount: int32(len(o.pods)), Reason: truncate(strings.Join(o.reasons, "; "), 2048)})
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Cluster < kept[j].Cluster })
+	*a.failedOn = kept
+
+	cond := metav1.Condition{Type: operatorv1alpha1.ConditionRunning, Status: metav1.ConditionTrue,
+		Reason:             operatorv1alpha1.ReasonRunningOnCollectors,
+		Message:            fmt.Sprintf("no collector that holds this %s reports it failed to start", a.kind),
+		ObservedGeneration: a.generation}
+	if len(kept) > 0 {
+		parts := make([]string, len(kept))
+		for i, e := range kept {
+			parts[i] = fmt.Sprintf("Cluster %s, pod(s) %s: %s", e.Cluster, strings.Join(e.Pods, ", "), e.Reason)
+		}
+		cond.Status, cond.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonFailedOnCollectors
+		cond.Message = truncate("the collectors took it and could not start it, their targets run without it: "+
+			strings.Join(parts, "; "), maxConditionMessage)
+	} else if !(sent && h.known()) && meta.FindStatusCondition(*a.conditions, operatorv1alpha1.ConditionRunning) == nil {
+		return // nothing is known of it yet
+	}
+	meta.SetStatusCondition(a.conditions, cond)
+	*a.observedGeneration = a.generation
+}

@@ -1,0 +1,180 @@
+package fakecollector
+
+import (
+	"fmt"
+	"net"
+	"reflect"
+	"time"
+)
+
+// ComponentState is the runtime state gNMIc keeps of an output or an input in its state store
+// (pkg/collector/store/types.go, ComponentState): running once it started, failed with the reason when it
+// could not. The apply that carries a component is answered 200 whether it starts or not; only this state
+// tells, on GET /api/v1/sse/{outputs,inputs}?store=state.
+type ComponentState struct {
+	IntendedState string    `json:"intended-state"`
+	State         string    `json:"state"`
+	FailedReason  string    `json:"failed-reason,omitempty"`
+	LastUpdated   time.Time `json:"last-updated"`
+}
+
+// Component states, as gNMIc names them.
+const (
+	componentRunning = "running"
+	componentFailed  = "failed"
+)
+
+// outputTypes and inputTypes are the types gNMIc registers (pkg/outputs/all, pkg/inputs/all); an output or
+// input of another type is stored and then fails with "unknown output type: <type>".
+var (
+	outputTypes = map[string]bool{
+		"asciigraph": true, "clickhouse": true, "file": true, "gnmi": true, "influxdb": true, "kafka": true,
+		"jetstream": true, "nats": true, "otlp": true, "prometheus": true, "prometheus_write": true,
+		"snmp": true, "tcp": true, "udp": true,
+	}
+	inputTypes = map[string]bool{"jetstream": true, "kafka": true, "nats": true}
+)
+
+// listenKeys are the output types that listen, with the key of their address and gNMIc's default: an address
+// the collector cannot listen on fails the output's start.
+var listenKeys = map[string]struct{ key, fallback string }{
+	"prometheus": {key: "listen", fallback: ":9804"},
+	"gnmi":       {key: "address", fallback: ":57400"},
+}
+
+// outputFailure is an output setting the collector cannot start an output with (FailOutputSetting).
+type outputFailure struct {
+	key    string
+	value  any
+	reason string
+}
+
+// FailOutputSetting makes every output whose key is set to value (as JSON decodes it: a string, a float64, a
+// bool) fail to start with reason, as gNMIc fails an output whose initialisation errs: the apply is answered
+// 200 and stored, the output's state is failed with the reason, targets keep running. Outputs applied from
+// now on are judged; ClearOutputFailures ends it for later applies. Fixing the output (an apply that changes
+// it) starts it again.
+func (c *Collector) FailOutputSetting(key string, value any, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.outputFailures = append(c.outputFailures, outputFailure{key: key, value: value, reason: reason})
+}
+
+// ClearOutputFailures undoes every FailOutputSetting for the applies to come.
+func (c *Collector) ClearOutputFailures() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.outputFailures = nil
+}
+
+// OutputStates are the runtime states of the collector's outputs, by name.
+func (c *Collector) OutputStates() map[string]ComponentState {
+	return c.componentStates(kindOutputs)
+}
+
+// InputStates are the runtime states of the collector's inputs, by name.
+func (c *Collector) InputStates() map[string]ComponentState {
+	return c.componentStates(kindInputs)
+}
+
+func (c *Collector) componentStates(kind string) map[string]ComponentState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]ComponentState, len(c.components[kind]))
+	for name, st := range c.components[kind] {
+		out[name] = st
+	}
+	return out
+}
+
+// startComponent starts an output or input that an apply created or changed, as gNMIc's managers do on the
+// config event: a failed start leaves it failed with the reason, a later change tries again. Callers hold c.mu.
+func (c *Collector) startComponent(kind, name string, cfg map[string]any) {
+	var reason string
+	switch kind {
+	case kindOutputs:
+		reason = c.outputStartError(cfg)
+	case kindInputs:
+		reason = inputStartError(cfg)
+	default:
+		return
+	}
+	st := ComponentState{IntendedState: "enabled", State: componentRunning, LastUpdated: time.Now().UTC()}
+	if reason != "" {
+		st.State, st.FailedReason = componentFailed, reason
+	}
+	if c.components[kind] == nil {
+		c.components[kind] = map[string]ComponentState{}
+	}
+	_, existed := c.components[kind][name]
+	c.components[kind][name] = st
+	event := eventCreate
+	if existed {
+		event = eventUpdate
+	}
+	c.publish(storeState, kind, name, event, st)
+}
+
+// removeComponent forgets a deleted output's or input's state, as gNMIc deletes it from its state store.
+// Callers hold c.mu.
+func (c *Collector) removeComponent(kind, name string) {
+	st, ok := c.components[kind][name]
+	if !ok {
+		return
+	}
+	delete(c.components[kind], name)
+	c.publish(storeState, kind, name, eventDelete, st)
+}
+
+// outputStartError is why gNMIc cannot start the output ("" when it can), for the failures the real collector
+// was seen to have and those a test asked for with FailOutputSetting.
+func (c *Collector) outputStartError(cfg map[string]any) string {
+	typ, _ := cfg["type"].(string)
+	if !outputTypes[typ] {
+		return "unknown output type: " + typ
+	}
+	for _, f := range c.outputFailures {
+		if v, ok := cfg[f.key]; ok && reflect.DeepEqual(v, f.value) {
+			return f.reason
+		}
+	}
+	if typ == "file" && cfg["format"] == "proto" {
+		return "proto format not supported in output type 'file'"
+	}
+	if l, ok := listenKeys[typ]; ok {
+		address := l.fallback
+		switch v := cfg[l.key].(type) {
+		case nil:
+		case string:
+			if v != "" {
+				address = v
+			}
+		default:
+			return fmt.Sprintf("1 error(s) decoding:\n\n* '%s' expected type 'string', got unconvertible type '%s'", l.key, jsonType(v))
+		}
+		if err := listenable(address); err != nil {
+			return "listen tcp: " + err.Error()
+		}
+	}
+	return ""
+}
+
+// inputStartError is why gNMIc cannot start the input ("" when it can).
+func inputStartError(cfg map[string]any) string {
+	typ, _ := cfg["type"].(string)
+	if !inputTypes[typ] {
+		return "unknown input type: " + typ
+	}
+	return ""
+}
+
+// listenable checks a TCP listening address the way net.Listen parses it, without listening (every fake
+// collector of a test would want the same port).
+func listenable(address string) error {
+	_, port, err := net.SplitHostPort(address)
+	if err != nil || port == "" {
+		return err
+	}
+	_, err = net.LookupPort("tcp", port)
+	return err
+}
