@@ -119,7 +119,7 @@ func (b *builder) addTarget(name string) {
 		err = b.outputsRendered(st.Outputs)
 	}
 	if err == nil {
-		if verr := targetAlone(tc, subs, b.cfg.Outputs).Validate(); verr != nil {
+		if verr := targetAlone(tc, subs, b.cfg.Outputs, b.cfg.Processors).Validate(); verr != nil {
 			err = fmt.Errorf("the collector would reject it: %w", verr)
 		}
 	}
@@ -177,9 +177,10 @@ func (b *builder) outputsRendered(names []string) error {
 	return nil
 }
 
-// targetAlone is the smallest Config holding t, for validating t on its own.
-func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs map[string]map[string]any) gnmic.Config {
-	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs}
+// targetAlone is the smallest Config holding t, for validating t on its own: with the outputs it sends to
+// and the pod's processors, which those outputs may apply.
+func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs, processors map[string]map[string]any) gnmic.Config {
+	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs, Processors: processors}
 	for _, name := range t.Outputs {
 		c.Outputs = setKey(c.Outputs, name, outputs[name])
 	}

@@ -276,3 +276,24 @@ func TestCheckProcessorRefusesWhatTheCollectorFailsOn(t *testing.T) {
 		t.Errorf("an output applying an invalid processor must be left out: sent %v, skips %v", sent, skips)
 	}
 }
+
+// A target is validated on its own with the outputs it sends to: the processors those outputs apply must be
+// part of that check, or every target sending to an output with processors would be left out.
+func TestATargetSendingToAnOutputWithProcessorsRenders(t *testing.T) {
+	f := newFixture()
+	f.picks["r1"] = selectionTarget([]string{"counters"}, []string{"file"})
+	sel := f.selection()
+	tag := processor("tag", "event-add-tag", `{"add":{"dc":"dc1"}}`, nil)
+	sel.Processors = map[string]*v1alpha1.Processor{"tag": &tag}
+	sel.OutputProcessors = map[string][]string{"file": {"tag"}}
+	cfg, skips, err := PodConfig(sel, []string{"r1", "r2"}, f.conn)
+	if err != nil || len(skips) > 0 {
+		t.Fatalf("PodConfig: %v, skips %v", err, skips)
+	}
+	if got := cfg.TargetNames(); !reflect.DeepEqual(got, []string{"r1", "r2"}) {
+		t.Errorf("targets %v, want r1 and r2", got)
+	}
+	if got := eventProcessors(cfg.Outputs["file"]); !reflect.DeepEqual(got, []string{"tag"}) {
+		t.Errorf("event-processors %v", got)
+	}
+}
