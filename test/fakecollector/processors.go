@@ -13,9 +13,12 @@ import (
 //   - processors are stored as sent, {type: config}, without a name (the fake stores them so, too);
 //   - an output or input reads its "event-processors" (names, in order) when it is initialised, from the
 //     stored processors; a name not stored, or a processor whose type is not a registered one, fails that
-//     output or input (its state failed, nothing reaches it) while the apply was answered 200. The type is
-//     the first key a Go map yields, so a processor with more than one key fails at random; the fake counts
-//     it as failing always;
+//     output or input (its state failed with the reason, nothing reaches it) while the apply was answered
+//     200; the fake fails it so too (components.go). The type is the first key a Go map yields, so a
+//     processor with more than one key fails at random; the fake counts it as failing always. Processors are
+//     set before outputs and inputs in one apply, so an apply that brings both starts them; a processor
+//     created later does not restart an output that failed for lack of it (gNMIc watches only processor
+//     updates), a change to the output does;
 //   - a change to a stored processor updates the outputs and inputs that use it in place: no target is
 //     stopped, started or reconnected;
 //   - only POST /api/v1/config/outputs and /inputs (which the operator does not use) check that the named
@@ -40,6 +43,11 @@ func (s Snapshot) EventProcessors(kind, name string) []string {
 	case kindInputs:
 		obj = s.Inputs[name]
 	}
+	return eventProcessorsOf(obj)
+}
+
+// eventProcessorsOf is the event-processors list of an output's or input's object, in order.
+func eventProcessorsOf(obj map[string]any) []string {
 	items, _ := obj["event-processors"].([]any)
 	var names []string
 	for _, item := range items {
@@ -53,7 +61,10 @@ func (s Snapshot) EventProcessors(kind, name string) []string {
 // ProcessorType is the type of the applied processor called name: its only key; "" when it is not in the
 // snapshot or has not exactly one key.
 func (s Snapshot) ProcessorType(name string) string {
-	p := s.Processors[name]
+	return processorType(s.Processors[name])
+}
+
+func processorType(p map[string]any) string {
 	if len(p) != 1 {
 		return ""
 	}
@@ -67,20 +78,21 @@ func (s Snapshot) ProcessorType(name string) string {
 // called name fails with because of its event-processors, in gNMIc's words; nil when they all initialise.
 // An event-combine processor's own processors are looked up the same way.
 func (s Snapshot) InitError(kind, name string) error {
-	return s.processorsError(s.EventProcessors(kind, name), map[string]bool{})
+	return processorsError(s.EventProcessors(kind, name), s.Processors, map[string]bool{})
 }
 
-func (s Snapshot) processorsError(names []string, seen map[string]bool) error {
+// processorsError is the error gNMIc's MakeEventProcessors fails with for names among processors.
+func processorsError(names []string, processors map[string]map[string]any, seen map[string]bool) error {
 	for _, name := range names {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		p, ok := s.Processors[name]
+		p, ok := processors[name]
 		if !ok {
 			return fmt.Errorf("%q event processor not found", name)
 		}
-		typ := s.ProcessorType(name)
+		typ := processorType(p)
 		if typ == "" || !slices.Contains(ProcessorTypes, typ) {
 			for k := range p {
 				if !slices.Contains(ProcessorTypes, k) {
@@ -91,7 +103,7 @@ func (s Snapshot) processorsError(names []string, seen map[string]bool) error {
 			return fmt.Errorf("%q event processor has an unknown type=%q", name, typ)
 		}
 		if typ == "event-combine" {
-			if err := s.processorsError(combined(p[typ]), seen); err != nil {
+			if err := processorsError(combined(p[typ]), processors, seen); err != nil {
 				return fmt.Errorf("failed initializing event processor '%s' of type='%s': %w", name, typ, err)
 			}
 		}

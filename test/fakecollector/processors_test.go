@@ -81,3 +81,19 @@ func TestAProcessorChangeRestartsNoTarget(t *testing.T) {
 		t.Errorf("target r1 counts %+v -> %+v: a processor change touches no target", before, after)
 	}
 }
+
+func TestAnOutputWhoseProcessorsCannotInitialiseFailsToStart(t *testing.T) {
+	c := StartForTest(t)
+	mustApply(t, c, withProcessors(`["tag","gone"]`, trimAndTag))
+	st := c.OutputStates()["file"]
+	if st.State != componentFailed || st.FailedReason != `"gone" event processor not found` {
+		t.Errorf("output file state %+v, want failed for the missing processor", st)
+	}
+	if got := c.Targets(); !reflect.DeepEqual(got, []string{"r1"}) {
+		t.Errorf("targets %v: they keep running when an output fails", got)
+	}
+	mustApply(t, c, withProcessors(`["tag","trim"]`, trimAndTag))
+	if st := c.OutputStates()["file"]; st.State != componentRunning {
+		t.Errorf("output file state %+v after its chain was fixed, want running", st)
+	}
+}
