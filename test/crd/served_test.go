@@ -50,7 +50,7 @@ var _ = Describe("Served APIs", func() {
 			"targets":        {"Address", "Profile", "Clusters", "State", "Age"},
 			"targetprofiles": {"Credentials", "Timeout", "Age"},
 			"subscriptions":  {"Mode", "Sample", "Encoding", "Age"},
-			"outputs":        {"Type", "Accepted", "Age"},
+			"outputs":        {"Type", "Accepted", "Running", "Age"},
 			"inputs":         {"Type", "Accepted", "Age"},
 			"processors":     {"Type", "In Use", "Age"},
 			"pipelines":      {"Cluster", "Enabled", "Targets", "Subs", "Outputs", "Inputs", "Processors", "Age"},
