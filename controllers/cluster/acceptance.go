@@ -32,25 +32,27 @@ type acceptance struct {
 	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
 	failedOn           *[]operatorv1alpha1.ComponentFailure
 	secretRefs         []operatorv1alpha1.ConfigSecretRef
+	eventProcessors    []string
 }
 
 func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
 		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
-		failedOn: &o.Status.FailedOn, secretRefs: o.Spec.SecretRefs}
+		failedOn: &o.Status.FailedOn, secretRefs: o.Spec.SecretRefs, eventProcessors: o.Spec.EventProcessors}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 	return acceptance{kind: rejection.KindInput, name: in.Name, generation: in.Generation,
 		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy,
-		failedOn: &in.Status.FailedOn, secretRefs: in.Spec.SecretRefs}
+		failedOn: &in.Status.FailedOn, secretRefs: in.Spec.SecretRefs, eventProcessors: in.Spec.EventProcessors}
 }
 
 // reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
 // namespace (present while its collectors refuse a configuration the object is blamed for) and in its
 // failedOn list (present while collectors report it failed to start, output_health.go), drops entries of
-// Clusters that no longer exist, and sets each object's Accepted and Running conditions from the lists, and
-// the SecretsResolved condition of those with spec.secretRefs (secret_refs.go).
+// Clusters that no longer exist, and sets each object's Accepted and Running conditions from the lists, the
+// SecretsResolved condition of those with spec.secretRefs (secret_refs.go) and the ProcessorsResolved condition
+// of those with spec.eventProcessors (processors.go).
 func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict,
 	h outputHealth) error {
 	if w.renderErr != nil {
@@ -78,6 +80,7 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 			judgeRunning(a, cluster.Name, sent(a.kind, a.name), exists, h)
 		}
 		setSecretsResolved(a, w)
+		setProcessorsResolved(a, w)
 	})
 }
 

@@ -15,11 +15,14 @@ import (
 //   - every selected output, so that where a target's data goes does not
 //     depend on the pod it is placed on;
 //   - every selected input that feeds at least one output;
+//   - the processors those outputs and inputs apply (their chains, in order, as event-processors), and no
+//     other;
 //   - each target of onPod whose profile, Secrets, subscriptions and outputs
 //     all render;
 //   - the subscriptions those targets use, and no other.
 //
-// A skipped output or subscription skips the targets and inputs that use it.
+// A skipped output or subscription skips the targets and inputs that use it; an output or input whose
+// chain names a Processor that does not exist is skipped, so that none runs with part of its chain.
 // The error is not nil only if the assembled configuration fails
 // gnmic.Config.Validate, which the per-object checks rule out; the caller
 // should then push nothing. Equal inputs give equal configs and equal Hash.
@@ -63,6 +66,11 @@ func (b *builder) skip(kind selection.Kind, name string, err error) {
 func (b *builder) addOutputs() {
 	for _, name := range sortedKeys(b.sel.Outputs) {
 		obj, err := outputObject(b.sel.Outputs[name], b.conn.Secrets)
+		if err == nil {
+			chain := b.sel.OutputProcessors[name]
+			setProcessorChain(obj, chain)
+			err = b.addProcessorChain(chain)
+		}
 		if err != nil {
 			b.skip(selection.KindOutput, name, err)
 			continue
@@ -83,6 +91,10 @@ func (b *builder) addInputs() {
 			continue
 		}
 		obj, err := inputObject(in.Input, in.Outputs, b.conn.Secrets)
+		if err == nil {
+			setProcessorChain(obj, in.Processors)
+			err = b.addProcessorChain(in.Processors)
+		}
 		if err != nil {
 			b.skip(selection.KindInput, name, err)
 			continue
@@ -107,7 +119,7 @@ func (b *builder) addTarget(name string) {
 		err = b.outputsRendered(st.Outputs)
 	}
 	if err == nil {
-		if verr := targetAlone(tc, subs, b.cfg.Outputs).Validate(); verr != nil {
+		if verr := targetAlone(tc, subs, b.cfg.Outputs, b.cfg.Processors).Validate(); verr != nil {
 			err = fmt.Errorf("the collector would reject it: %w", verr)
 		}
 	}
@@ -165,9 +177,10 @@ func (b *builder) outputsRendered(names []string) error {
 	return nil
 }
 
-// targetAlone is the smallest Config holding t, for validating t on its own.
-func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs map[string]map[string]any) gnmic.Config {
-	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs}
+// targetAlone is the smallest Config holding t, for validating t on its own: with the outputs it sends to
+// and the pod's processors, which those outputs may apply.
+func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs, processors map[string]map[string]any) gnmic.Config {
+	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs, Processors: processors}
 	for _, name := range t.Outputs {
 		c.Outputs = setKey(c.Outputs, name, outputs[name])
 	}

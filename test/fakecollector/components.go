@@ -99,6 +99,11 @@ func (c *Collector) startComponent(kind, name string, cfg map[string]any) {
 	default:
 		return
 	}
+	if reason == "" {
+		if err := processorsError(eventProcessorsOf(cfg), c.objects[kindProcessors], map[string]bool{}); err != nil {
+			reason = err.Error()
+		}
+	}
 	st := ComponentState{IntendedState: "enabled", State: componentRunning, LastUpdated: time.Now().UTC()}
 	if reason != "" {
 		st.State, st.FailedReason = componentFailed, reason
