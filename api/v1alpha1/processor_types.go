@@ -54,7 +54,8 @@ type ProcessorStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: InUse (True while an Output or Input a Cluster sends applies the Processor).
+	// Conditions: InUse (True while an Output or Input a Cluster sends applies the Processor) and Running (no
+	// collector reports an Output or Input failed to start because of this Processor).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -69,6 +70,16 @@ type ProcessorStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status
 	UsedBy []ProcessorUse `json:"usedBy,omitempty"`
+
+	// FailedOn are the Clusters whose collectors could not start an Output or Input because of this Processor
+	// (the collector's reason names it), each with the pods and the reason. Running is False while any is
+	// present.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status
+	FailedOn []ComponentFailure `json:"failedOn,omitempty"`
 }
 
 // ConditionInUse is the condition type of Processors: True while the Outputs or Inputs of a Cluster apply the

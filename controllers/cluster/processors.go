@@ -102,10 +102,14 @@ func (r *Reconciler) reportProcessors(ctx context.Context, cluster *operatorv1al
 		exists[c.Name] = true
 	}
 	uses := processorUses(w)
+	health := r.memoryOf(client.ObjectKeyFromObject(cluster)).outputHealth
 	return r.writeProcessorUses(ctx, w.objects.Processors, func(p *operatorv1alpha1.Processor) {
 		use, used := uses[p.Name]
 		use.Cluster = cluster.Name
 		recordUse(p, cluster.Name, use, used, exists)
+		if health.watched {
+			judgeRunning(processorRunning(p), cluster.Name, used, exists, health.blaming(p.Name))
+		}
 		if err := render.CheckProcessor(p); err != nil {
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: operatorv1alpha1.ConditionInUse,
 				Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonInvalidProcessor,
@@ -115,7 +119,14 @@ func (r *Reconciler) reportProcessors(ctx context.Context, cluster *operatorv1al
 	})
 }
 
-// removeFromProcessors removes a deleted Cluster's entries from the usedBy lists of its namespace's Processors.
+// processorRunning is the part of a Processor's status judgeRunning keeps: its failedOn list and Running
+// condition.
+func processorRunning(p *operatorv1alpha1.Processor) acceptance {
+	return acceptance{kind: kindProcessor, name: p.Name, generation: p.Generation,
+		observedGeneration: &p.Status.ObservedGeneration, conditions: &p.Status.Conditions, failedOn: &p.Status.FailedOn}
+}
+
+// removeFromProcessors removes a deleted Cluster's entries from the usedBy and failedOn lists of its namespace's Processors.
 func (r *Reconciler) removeFromProcessors(ctx context.Context, deleted types.NamespacedName) error {
 	var processors operatorv1alpha1.ProcessorList
 	if err := r.List(ctx, &processors, client.InNamespace(deleted.Namespace)); err != nil {
@@ -123,6 +134,7 @@ func (r *Reconciler) removeFromProcessors(ctx context.Context, deleted types.Nam
 	}
 	return r.writeProcessorUses(ctx, processors.Items, func(p *operatorv1alpha1.Processor) {
 		recordUse(p, deleted.Name, operatorv1alpha1.ProcessorUse{}, false, nil)
+		judgeRunning(processorRunning(p), deleted.Name, false, nil, outputHealth{})
 	})
 }
 

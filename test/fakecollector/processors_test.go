@@ -97,3 +97,26 @@ func TestAnOutputWhoseProcessorsCannotInitialiseFailsToStart(t *testing.T) {
 		t.Errorf("output file state %+v after its chain was fixed, want running", st)
 	}
 }
+
+func TestAProcessorWhoseInitialisationFailsFailsTheOutputThatAppliesIt(t *testing.T) {
+	c := StartForTest(t)
+	c.FailProcessorSetting("expression", ".bad[", "jq: error: unexpected end of input")
+	mustApply(t, c, withProcessors(`["jq"]`, `"jq":{"event-jq":{"expression":".bad["}}`))
+	want := "failed initializing event processor 'jq' of type='event-jq': jq: error: unexpected end of input"
+	if got := c.OutputStates()["file"]; got.State != componentFailed || got.FailedReason != want {
+		t.Fatalf("output state = %+v, want failed with %q", got, want)
+	}
+	if st, ok := c.TargetStatus("r1"); !ok || !st.Collecting() {
+		t.Fatal("the target must keep running beside the failed output")
+	}
+	// A processor change alone does not start the failed output: gNMIc updates running outputs only.
+	mustApply(t, c, withProcessors(`["jq"]`, `"jq":{"event-jq":{"expression":".good"}}`))
+	if got := c.OutputStates()["file"].State; got != componentFailed {
+		t.Fatalf("after a processor change the output is %s, want still failed", got)
+	}
+	// Taking the processor out changes the output, which starts.
+	mustApply(t, c, withProcessors(`[]`, `"jq":{"event-jq":{"expression":".good"}}`))
+	if got := c.OutputStates()["file"].State; got != componentRunning {
+		t.Fatalf("after the output's change it is %s, want running", got)
+	}
+}
