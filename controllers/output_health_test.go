@@ -122,6 +122,38 @@ var _ = Describe("Cluster reconciler, when collectors accept an Output they cann
 			g.Expect(condition(f.cluster(), operatorv1alpha1.ConditionOutputsRunning).Status).To(Equal(metav1.ConditionTrue))
 		}, 30*time.Second).Should(Succeed())
 	})
+
+	It("puts the failure of an Output on the Processor whose initialisation failed it, and clears both when the Output no longer applies it", func() {
+		f := newFleet(2, nil, "")
+		f.addTargets(0, 4)
+		f.converged(4, 0)
+		const reason = "jq: error: unexpected end of input"
+		for _, col := range f.collectors {
+			col.FailProcessorSetting("expression", ".bad[", reason)
+		}
+		f.addProcessor("jq", "event-jq", `{"expression": ".bad["}`, nil)
+		f.setOutputProcessors("file", "jq")
+		want := "failed initializing event processor 'jq' of type='event-jq': " + reason
+		Eventually(func(g Gomega) {
+			o := f.output(g, "file")
+			g.Expect(o.Status.FailedOn).To(Equal([]operatorv1alpha1.ComponentFailure{{Cluster: f.name,
+				Pods: []string{f.podName(0), f.podName(1)}, PodCount: 2, Reason: want}}))
+			p := f.processor(g, "jq")
+			g.Expect(p.Status.FailedOn).To(Equal([]operatorv1alpha1.ComponentFailure{{Cluster: f.name,
+				Pods: []string{f.podName(0), f.podName(1)}, PodCount: 2, Reason: "Output file: " + want}}))
+			running := meta.FindStatusCondition(p.Status.Conditions, operatorv1alpha1.ConditionRunning)
+			g.Expect(running).NotTo(BeNil())
+			g.Expect(running.Status).To(Equal(metav1.ConditionFalse))
+		}, 15*time.Second).Should(Succeed())
+
+		f.setOutputProcessors("file")
+		Eventually(func(g Gomega) {
+			g.Expect(f.output(g, "file").Status.FailedOn).To(BeEmpty())
+			p := f.processor(g, "jq")
+			g.Expect(p.Status.FailedOn).To(BeEmpty())
+			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, operatorv1alpha1.ConditionRunning)).To(BeTrue())
+		}, 15*time.Second).Should(Succeed())
+	})
 })
 
 // setOutputConfig replaces the config of the fleet's Output with string values.

@@ -321,10 +321,13 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 	})
 }
 
-// addInput makes an Input the fleet's pipeline forwards, so that the operator reports its acceptance.
+// addInput makes an Input the fleet's pipeline forwards, applying a Processor, so that the operator reports
+// the Input's acceptance and where the Processor is used.
 func (f *fleet) addInput() {
+	f.addProcessor("tag", "event-add-tag", `{"add":{"source":"bus"}}`, nil)
 	Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.Input{ObjectMeta: metav1.ObjectMeta{Name: "bus", Namespace: f.ns},
-		Spec: operatorv1alpha1.InputSpec{Type: "nats", Config: map[string]apiextensionsv1.JSON{"address": {Raw: []byte(`"nats.example:4222"`)}}}})).To(Succeed())
+		Spec: operatorv1alpha1.InputSpec{Type: "nats", Config: map[string]apiextensionsv1.JSON{"address": {Raw: []byte(`"nats.example:4222"`)}},
+			EventProcessors: []string{"tag"}}})).To(Succeed())
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p := f.pipeline(Default, "all")
 		p.Spec.Inputs = &operatorv1alpha1.InputSelection{InputRefs: []string{"bus"}}

@@ -433,6 +433,12 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Outputs",xDescriptors="urn:alm:descriptor:text"
 	OutputsCount int32 `json:"outputsCount"`
 
+	// ProcessorsCount is the number of distinct Processors the Cluster's outputs and inputs apply.
+	// +kubebuilder:default=0
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Processors",xDescriptors="urn:alm:descriptor:text"
+	ProcessorsCount int32 `json:"processorsCount"`
+
 	// PodCapacity is the per-pod capacity placement used last: spec.targetDistribution.podCapacity, or the
 	// automatic ceil(targets / ready pods).
 	// +optional
@@ -546,6 +552,7 @@ type CollectorStatus struct {
 // +kubebuilder:printcolumn:name="Subs",type=integer,JSONPath=`.status.subscriptionsCount`
 // +kubebuilder:printcolumn:name="Inputs",type=integer,JSONPath=`.status.inputsCount`
 // +kubebuilder:printcolumn:name="Outputs",type=integer,JSONPath=`.status.outputsCount`
+// +kubebuilder:printcolumn:name="Processors",type=integer,JSONPath=`.status.processorsCount`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.status.shard.owner`,priority=1
 type Cluster struct {

@@ -14,7 +14,7 @@ type InputSpec struct {
 	Type string `json:"type"`
 
 	// Config is the gNMIc configuration of this input type, passed through as is. The operator sets its
-	// type, name and outputs (from the Pipeline), overriding any in config.
+	// type, name, outputs (from the Pipeline) and event-processors, overriding any in config.
 	// +kubebuilder:validation:MaxProperties=128
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
@@ -27,6 +27,17 @@ type InputSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Values from Secrets"
 	SecretRefs []ConfigSecretRef `json:"secretRefs,omitempty"`
+
+	// EventProcessors are the names of Processors of the namespace that the input applies, in this order, to
+	// every event it reads before passing it to its outputs; those of the Pipelines that select it follow
+	// (docs/processors.md has the order). While one does not exist the Input is sent to no collector, and its
+	// ProcessorsResolved condition names the missing one.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Event Processors"
+	EventProcessors []string `json:"eventProcessors,omitempty"`
 }
 
 // InputStatus says whether the collectors take the Input.
@@ -36,7 +47,8 @@ type InputStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Input is blamed for),
-	// Running (no collector that holds it failed to start it) and, with spec.secretRefs, SecretsResolved.
+	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, and with
+	// event processors ProcessorsResolved.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

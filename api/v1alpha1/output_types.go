@@ -14,7 +14,8 @@ type OutputSpec struct {
 	Type string `json:"type"`
 
 	// Config is the gNMIc configuration of this output type, passed through as is (see the gNMIc
-	// documentation of the type). The operator sets its type and name, overriding any in config.
+	// documentation of the type). The operator sets its type, name and event-processors, overriding any in
+	// config.
 	// +kubebuilder:validation:MaxProperties=128
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
@@ -31,6 +32,17 @@ type OutputSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Values from Secrets"
 	SecretRefs []ConfigSecretRef `json:"secretRefs,omitempty"`
 
+	// EventProcessors are the names of Processors of the namespace that the output applies, in this order, to
+	// every event it writes; those of the Pipelines that select it follow (docs/processors.md has the order).
+	// While one does not exist the Output is sent to no collector, with the targets that send to it, and its
+	// ProcessorsResolved condition names the missing one.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Event Processors"
+	EventProcessors []string `json:"eventProcessors,omitempty"`
+
 	// Service configures what a prometheus output publishes on each Cluster that sends to it: a container port,
 	// a Service and a ServiceMonitor (docs/outputs.md). Outputs of other types ignore it.
 	// +optional
@@ -39,7 +51,7 @@ type OutputSpec struct {
 }
 
 // ConfigSecretRef sets one value of an Output's or Input's config from a Secret.
-// +kubebuilder:validation:XValidation:rule="!(self.key in ['type', 'name', 'outputs'])",message="the operator sets type, name and outputs: a secretRef cannot"
+// +kubebuilder:validation:XValidation:rule="!(self.key in ['type', 'name', 'outputs', 'event-processors'])",message="the operator sets type, name, outputs and event-processors: a secretRef cannot"
 type ConfigSecretRef struct {
 	// Key of config the value is set at. Dots separate nested keys: "password", or "sasl.password" for the
 	// password key of the sasl object.
@@ -91,8 +103,8 @@ type OutputStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for),
-	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, and for
-	// an Output that listens (prometheus, gnmi) PortAvailable.
+	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, with
+	// event processors ProcessorsResolved, and for an Output that listens (prometheus, gnmi) PortAvailable.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

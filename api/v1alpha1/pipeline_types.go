@@ -83,6 +83,20 @@ type OutputSelection struct {
 	// +listType=set
 	// +optional
 	OutputRefs []string `json:"outputRefs,omitempty"`
+	// ProcessorRefs name Processors that every Output this pipeline selects applies, in this order, after the
+	// Output's own spec.eventProcessors. They apply to everything the Output writes, whichever pipeline's
+	// targets it comes from (docs/processors.md).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	ProcessorRefs []string `json:"processorRefs,omitempty"`
+	// ProcessorSelectors select Processors by label that every Output this pipeline selects applies after
+	// those of processorRefs, sorted by name.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	ProcessorSelectors []metav1.LabelSelector `json:"processorSelectors,omitempty"`
 }
 
 // InputSelection selects Inputs.
@@ -98,6 +112,19 @@ type InputSelection struct {
 	// +listType=set
 	// +optional
 	InputRefs []string `json:"inputRefs,omitempty"`
+	// ProcessorRefs name Processors that every Input this pipeline selects applies, in this order, after the
+	// Input's own spec.eventProcessors (docs/processors.md).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	ProcessorRefs []string `json:"processorRefs,omitempty"`
+	// ProcessorSelectors select Processors by label that every Input this pipeline selects applies after
+	// those of processorRefs, sorted by name.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	ProcessorSelectors []metav1.LabelSelector `json:"processorSelectors,omitempty"`
 }
 
 // PipelineStatus is what the pipeline currently selects.
@@ -134,6 +161,12 @@ type PipelineStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inputs",xDescriptors="urn:alm:descriptor:text"
 	InputsCount int32 `json:"inputsCount"`
+	// ProcessorsCount is the number of distinct Processors the Outputs and Inputs the pipeline selects
+	// apply: their own and the pipeline's.
+	// +kubebuilder:default=0
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Processors",xDescriptors="urn:alm:descriptor:text"
+	ProcessorsCount int32 `json:"processorsCount"`
 }
 
 // ConditionConfigurationAccepted is a Pipeline's condition: True when the collectors of its Cluster take the
@@ -152,7 +185,7 @@ const (
 
 // Pipeline binds targets, subscriptions, outputs and inputs to a Cluster of collectors.
 //
-// +operator-sdk:csv:customresourcedefinitions:displayName="Pipeline",resources={{Cluster,v1alpha1},{Target,v1alpha1},{Subscription,v1alpha1},{Output,v1alpha1},{Input,v1alpha1}}
+// +operator-sdk:csv:customresourcedefinitions:displayName="Pipeline",resources={{Cluster,v1alpha1},{Target,v1alpha1},{Subscription,v1alpha1},{Output,v1alpha1},{Input,v1alpha1},{Processor,v1alpha1}}
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=gnmic
@@ -162,6 +195,7 @@ const (
 // +kubebuilder:printcolumn:name="Subs",type=integer,JSONPath=`.status.subscriptionsCount`
 // +kubebuilder:printcolumn:name="Outputs",type=integer,JSONPath=`.status.outputsCount`
 // +kubebuilder:printcolumn:name="Inputs",type=integer,JSONPath=`.status.inputsCount`
+// +kubebuilder:printcolumn:name="Processors",type=integer,JSONPath=`.status.processorsCount`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Pipeline struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -32,6 +32,7 @@ type acceptance struct {
 	rejectedBy         *[]operatorv1alpha1.ConfigurationRejection
 	failedOn           *[]operatorv1alpha1.ComponentFailure
 	secretRefs         []operatorv1alpha1.ConfigSecretRef
+	eventProcessors    []string
 	// portConflicts is nil for Inputs (port_conflicts.go).
 	portConflicts *[]operatorv1alpha1.ConfigurationRejection
 }
@@ -39,20 +40,22 @@ type acceptance struct {
 func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
 		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
-		failedOn: &o.Status.FailedOn, secretRefs: o.Spec.SecretRefs, portConflicts: &o.Status.PortConflicts}
+		failedOn: &o.Status.FailedOn, secretRefs: o.Spec.SecretRefs, eventProcessors: o.Spec.EventProcessors,
+		portConflicts: &o.Status.PortConflicts}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 	return acceptance{kind: rejection.KindInput, name: in.Name, generation: in.Generation,
 		observedGeneration: &in.Status.ObservedGeneration, conditions: &in.Status.Conditions, rejectedBy: &in.Status.RejectedBy,
-		failedOn: &in.Status.FailedOn, secretRefs: in.Spec.SecretRefs}
+		failedOn: &in.Status.FailedOn, secretRefs: in.Spec.SecretRefs, eventProcessors: in.Spec.EventProcessors}
 }
 
 // reportOutputsAndInputs keeps this Cluster's entry in the rejectedBy list of every Output and Input of the
 // namespace (present while its collectors refuse a configuration the object is blamed for) and in its
 // failedOn list (present while collectors report it failed to start, output_health.go), drops entries of
-// Clusters that no longer exist, and sets each object's Accepted and Running conditions from the lists, and
-// the SecretsResolved condition of those with spec.secretRefs (secret_refs.go).
+// Clusters that no longer exist, and sets each object's Accepted and Running conditions from the lists, the
+// SecretsResolved condition of those with spec.secretRefs (secret_refs.go) and the ProcessorsResolved condition
+// of those with spec.eventProcessors (processors.go).
 func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict,
 	h outputHealth) error {
 	if w.renderErr != nil {
@@ -80,6 +83,7 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 			judgeRunning(a, cluster.Name, sent(a.kind, a.name), exists, h)
 		}
 		setSecretsResolved(a, w)
+		setProcessorsResolved(a, w)
 		conflict, listens := w.portVerdict(a.name)
 		judgePort(a, cluster.Name, conflict, listens, exists)
 	})

@@ -144,6 +144,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		subs      operatorv1alpha1.SubscriptionList
 		outputs   operatorv1alpha1.OutputList
 		inputs    operatorv1alpha1.InputList
+		procs     operatorv1alpha1.ProcessorList
 		profiles  operatorv1alpha1.TargetProfileList
 		pods      corev1.PodList
 	)
@@ -157,6 +158,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		{"subscriptions", &subs, []client.ListOption{ns}},
 		{"outputs", &outputs, []client.ListOption{ns}},
 		{"inputs", &inputs, []client.ListOption{ns}},
+		{"processors", &procs, []client.ListOption{ns}},
 		{"target profiles", &profiles, []client.ListOption{ns}},
 		{"pods", &pods, []client.ListOption{ns, client.MatchingLabels(workload.Labels(cluster))}},
 	} {
@@ -167,7 +169,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 
 	objects := selection.Objects{
 		Pipelines: pipelines.Items, Targets: targets.Items, Subscriptions: subs.Items,
-		Outputs: outputs.Items, Inputs: inputs.Items,
+		Outputs: outputs.Items, Inputs: inputs.Items, Processors: procs.Items,
 	}
 	w := &world{
 		selection: selection.Resolve(cluster.Name, objects),

@@ -80,6 +80,24 @@ func (r *Reconciler) readOutputHealth(w *world, ordinals []int) outputHealth {
 	return h
 }
 
+// kindProcessor names Processors in failures blamed on them.
+const kindProcessor = "Processor"
+
+// blaming is the failures of the Outputs and Inputs whose collector reason names the Processor (gNMIc's
+// `"<name>" event processor not found`, `"<name>" event processor has an unknown type=…`, `failed initializing
+// event processor '<name>' …`), put on the Processor.
+func (h outputHealth) blaming(processor string) outputHealth {
+	out := outputHealth{watched: h.watched, pods: h.pods}
+	quoted, initializing := `"`+processor+`" event processor`, `event processor '`+processor+`'`
+	for _, f := range h.failures {
+		if strings.Contains(f.reason, quoted) || strings.Contains(f.reason, initializing) {
+			out.failures = append(out.failures, componentFailure{kind: kindProcessor, name: processor, pod: f.pod,
+				reason: fmt.Sprintf("%s %s: %s", f.kind, f.name, f.reason)})
+		}
+	}
+	return out
+}
+
 // objectFailure is one object's failures on a Cluster: the pods, sorted, and their distinct reasons.
 type objectFailure struct {
 	kind, name string
@@ -95,10 +113,15 @@ func (h outputHealth) byObject() []objectFailure {
 			out = append(out, objectFailure{kind: f.kind, name: f.name})
 		}
 		o := &out[len(out)-1]
-		o.pods = append(o.pods, f.pod)
+		if !slices.Contains(o.pods, f.pod) {
+			o.pods = append(o.pods, f.pod)
+		}
 		if !slices.Contains(o.reasons, f.reason) {
 			o.reasons = append(o.reasons, f.reason)
 		}
+	}
+	for i := range out {
+		sort.Strings(out[i].pods)
 	}
 	return out
 }

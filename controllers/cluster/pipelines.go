@@ -16,7 +16,8 @@ import (
 
 // reportPipelines writes, for each Pipeline of the Cluster, what it selects on its own, whether every
 // reference it makes resolves and whether the Cluster's collectors take the Outputs and Inputs it selects;
-// then the Accepted condition of the Outputs and Inputs themselves (acceptance.go).
+// then the Accepted condition of the Outputs and Inputs themselves (acceptance.go), and where the Processors
+// are used (processors.go).
 func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	verdict := m.verdict
@@ -33,9 +34,10 @@ func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alp
 		p.Status.ObservedGeneration = p.Generation
 		p.Status.TargetsCount, p.Status.SubscriptionsCount = counts.Targets, counts.Subscriptions
 		p.Status.OutputsCount, p.Status.InputsCount = counts.Outputs, counts.Inputs
+		p.Status.ProcessorsCount = counts.Processors
 		cond := metav1.Condition{Type: operatorv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Resolved",
-			Message: fmt.Sprintf("selects %d target(s), %d subscription(s), %d output(s), %d input(s) for Cluster %s",
-				counts.Targets, counts.Subscriptions, counts.Outputs, counts.Inputs, cluster.Name),
+			Message: fmt.Sprintf("selects %d target(s), %d subscription(s), %d output(s), %d input(s), %d processor(s) for Cluster %s",
+				counts.Targets, counts.Subscriptions, counts.Outputs, counts.Inputs, counts.Processors, cluster.Name),
 			ObservedGeneration: p.Generation}
 		switch {
 		case p.Spec.Enabled != nil && !*p.Spec.Enabled:
@@ -56,5 +58,8 @@ func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alp
 			return fmt.Errorf("write status of pipeline %s: %w", p.Name, err)
 		}
 	}
-	return r.reportOutputsAndInputs(ctx, cluster, w, verdict, m.outputHealth)
+	if err := r.reportOutputsAndInputs(ctx, cluster, w, verdict, m.outputHealth); err != nil {
+		return err
+	}
+	return r.reportProcessors(ctx, cluster, w)
 }

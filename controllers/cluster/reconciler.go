@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, nil // the replica the Cluster was last assigned to cleans up after it
 			}
 			return ctrl.Result{}, errors.Join(r.removeFromTargetStatuses(ctx, req.NamespacedName),
-				r.removeFromRejections(ctx, req.NamespacedName))
+				r.removeFromRejections(ctx, req.NamespacedName), r.removeFromProcessors(ctx, req.NamespacedName))
 		}
 		return ctrl.Result{}, fmt.Errorf("get cluster: %w", err)
 	}

@@ -85,7 +85,8 @@ type watch struct {
 }
 
 // watches are every watch of the Cluster controller. Every one maps a change to the Clusters it affects, and
-// only those: a Target's change wakes the Clusters whose Pipelines select it, a Secret's the Clusters whose
+// only those: a Target's change wakes the Clusters whose Pipelines select it, a Processor's the Clusters whose
+// Pipelines pick it or that select an Output or Input naming it, a Secret's the Clusters whose
 // targets use a profile that references it, that select an Output or Input taking a value from it, or that own
 // it. Status-only changes (mostly the operator's own writes) wake nothing.
 func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
@@ -115,6 +116,7 @@ func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
 			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindOutput)), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.Input{},
 			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindInput)), predicates: specOrLabels},
+		watch{object: &operatorv1alpha1.Processor{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfProcessor), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.TargetProfile{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfProfile), predicates: generation},
 		// Secrets through their metadata only (CacheByObject).
 		watch{object: secrets, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfSecret)},

@@ -26,6 +26,7 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	st.Selector = workload.Selector(cluster)
 	st.PipelinesCount, st.TargetsCount = counts.Pipelines, counts.Targets
 	st.SubscriptionsCount, st.OutputsCount, st.InputsCount = counts.Subscriptions, counts.Outputs, counts.Inputs
+	st.ProcessorsCount = counts.Processors
 	st.UnassignedTargets = int32(len(plan.result.Unassigned))
 	st.SkippedTargets = int32(w.skippedTargets())
 	st.PodCapacity = int32(plan.result.Capacity)

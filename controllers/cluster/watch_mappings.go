@@ -74,6 +74,29 @@ func (m clusterMappings) clustersSelecting(kind selection.Kind) handler.MapFunc 
 	}
 }
 
+// clustersOfProcessor wakes the Clusters whose Pipelines pick the Processor, those that select an Output or
+// Input naming it in spec.eventProcessors, and those that list it in its status (so that a Cluster that stops
+// using it removes its entry).
+func (m clusterMappings) clustersOfProcessor(ctx context.Context, obj client.Object) []reconcile.Request {
+	p, ok := obj.(*operatorv1alpha1.Processor)
+	if !ok {
+		return nil
+	}
+	var outputs operatorv1alpha1.OutputList
+	var inputs operatorv1alpha1.InputList
+	for _, l := range []client.ObjectList{&outputs, &inputs} {
+		if err := m.List(ctx, l, client.InNamespace(p.Namespace)); err != nil {
+			log.FromContext(ctx).Error(err, "list outputs and inputs for a processor event", "namespace", p.Namespace)
+			return nil
+		}
+	}
+	clusters := selection.ClustersUsingProcessor(p.Name, p.Labels, outputs.Items, inputs.Items, m.pipelines(ctx, p.Namespace))
+	for _, u := range p.Status.UsedBy {
+		clusters = append(clusters, u.Cluster)
+	}
+	return requests(p.Namespace, clusters...)
+}
+
 func (m clusterMappings) clustersOfProfile(ctx context.Context, obj client.Object) []reconcile.Request {
 	return requests(obj.GetNamespace(), m.clustersUsingProfiles(ctx, obj.GetNamespace(), obj.GetName())...)
 }

@@ -15,7 +15,8 @@ const (
 
 // Normalize returns the form of c that is sent to a collector and hashed:
 //   - every object's name equals its map key (otherwise the collector stores
-//     the object under a new name and restarts it on every apply);
+//     the object under a new name and restarts it on every apply), except
+//     processors, which hold nothing but their type;
 //   - every target has a timeout and a retry-timer (DefaultTimeout and
 //     DefaultRetryTimer when empty);
 //   - set-like lists (a target's subscriptions and outputs, a subscription's
@@ -32,9 +33,9 @@ func (c Config) Normalize() Config {
 	for name, s := range c.Subscriptions {
 		out.Subscriptions = setKey(out.Subscriptions, name, s.normalize(name))
 	}
-	out.Outputs = normalizeObjects(c.Outputs)
-	out.Inputs = normalizeObjects(c.Inputs)
-	out.Processors = normalizeObjects(c.Processors)
+	out.Outputs = normalizeObjects(c.Outputs, true)
+	out.Inputs = normalizeObjects(c.Inputs, true)
+	out.Processors = normalizeObjects(c.Processors, false)
 	return out
 }
 
@@ -80,16 +81,21 @@ func (s SubscriptionConfig) normalize(name string) SubscriptionConfig {
 	return s
 }
 
-// normalizeObjects copies free-form objects (outputs, inputs, processors) and
-// sets their "name" to the map key.
-func normalizeObjects(in map[string]map[string]any) map[string]map[string]any {
+// normalizeObjects copies free-form objects (outputs, inputs, processors) and,
+// when named, sets their "name" to the map key. Processors are not named: a
+// processor is {type: config}, and the collector takes its type from the
+// first key a Go map yields, so a "name" beside the type would make it fail
+// as a processor of unknown type "name" every other time.
+func normalizeObjects(in map[string]map[string]any, named bool) map[string]map[string]any {
 	var out map[string]map[string]any
 	for name, obj := range in {
 		cp := make(map[string]any, len(obj)+1)
 		for k, v := range obj {
 			cp[k] = deepCopy(v)
 		}
-		cp["name"] = name
+		if named {
+			cp["name"] = name
+		}
 		out = setKey(out, name, cp)
 	}
 	return out

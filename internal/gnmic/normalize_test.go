@@ -43,6 +43,16 @@ func TestNormalizeNamesEveryObjectAfterItsKey(t *testing.T) {
 	}
 }
 
+// A processor is {type: config}: the collector takes its type from the first key a Go map yields, so a name
+// beside it would make it an unknown processor type every other time.
+func TestNormalizeKeepsAProcessorToItsTypeAlone(t *testing.T) {
+	c := Config{Processors: map[string]map[string]any{"trim": {"event-strings": map[string]any{"value-names": []any{".*"}}}}}
+	n := c.Normalize()
+	if got := n.Processors["trim"]; len(got) != 1 || got["event-strings"] == nil {
+		t.Errorf("processor trim normalized to %v, want only its type key", got)
+	}
+}
+
 func TestNormalizeDefaultsTimersAndKeepsExplicitOnes(t *testing.T) {
 	n := sampleConfig().Normalize()
 	tests := []struct {

@@ -10,7 +10,8 @@ import (
 // Validate reports, before anything is pushed, the configurations a collector
 // would reject (400) or accept and then fail on: targets without a
 // subscription or an address, inputs without an output, references to
-// undefined subscriptions or outputs, and durations that do not parse or are
+// undefined subscriptions, outputs or event processors, processors that hold
+// more than their type, and durations that do not parse or are
 // not positive (a bare number means nanoseconds to the collector). It
 // validates c.Normalize(), so unset timers are not errors. Messages name
 // objects and fields, never values, so they are safe to log and to put in
@@ -30,7 +31,40 @@ func (c Config) Validate() error {
 	for _, name := range sortedKeys(n.Subscriptions) {
 		errs = append(errs, n.validateSubscription(n.Subscriptions[name])...)
 	}
+	for _, name := range sortedKeys(n.Outputs) {
+		errs = append(errs, n.validateEventProcessors("output", name, n.Outputs[name])...)
+	}
+	for _, name := range sortedKeys(n.Inputs) {
+		errs = append(errs, n.validateEventProcessors("input", name, n.Inputs[name])...)
+	}
+	for _, name := range sortedKeys(n.Processors) {
+		if len(n.Processors[name]) != 1 {
+			errs = append(errs, fmt.Errorf("processor %q: has %d keys, not only its type", name, len(n.Processors[name])))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// validateEventProcessors finds the processors an output's or input's event-processors names that the
+// configuration does not define: the collector would fail that output or input when it initialises it.
+func (c Config) validateEventProcessors(kind, name string, obj map[string]any) []error {
+	var names []string
+	switch v := obj["event-processors"].(type) {
+	case []string:
+		names = v
+	case []any:
+		for _, item := range v {
+			s, _ := item.(string)
+			names = append(names, s)
+		}
+	}
+	var errs []error
+	for _, p := range names {
+		if _, ok := c.Processors[p]; !ok {
+			errs = append(errs, fmt.Errorf("%s %q: event processor %q is not defined", kind, name, p))
+		}
+	}
+	return errs
 }
 
 func (c Config) validateTarget(t TargetConfig) []error {

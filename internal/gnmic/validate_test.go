@@ -25,6 +25,15 @@ func TestValidateFindsWhatTheCollectorWouldRejectOrFailOn(t *testing.T) {
 		{"a zero grpc keepalive timeout", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", GRPCKeepalive: &GRPCKeepaliveConfig{Timeout: "0s"}}}, Subscriptions: sub}, "grpc-keepalive.timeout: must be positive"},
 		{"a grpc keepalive that only permits pings without streams", Config{Targets: map[string]TargetConfig{"r": {Address: "a:1", GRPCKeepalive: &GRPCKeepaliveConfig{PermitWithoutStream: true}}}, Subscriptions: sub}, ""},
 		{"a subscription without paths", Config{Subscriptions: map[string]SubscriptionConfig{"s": {}}}, `subscription "s": no paths`},
+		{"an output applying an undefined processor", Config{Outputs: map[string]map[string]any{"o": {"type": "file", "event-processors": []string{"p"}}}},
+			`output "o": event processor "p" is not defined`},
+		{"an input applying an undefined processor", Config{Outputs: map[string]map[string]any{"o": {"type": "file"}},
+			Inputs: map[string]map[string]any{"i": {"type": "nats", "outputs": []string{"o"}, "event-processors": []any{"p"}}}},
+			`input "i": event processor "p" is not defined`},
+		{"an output applying a defined processor", Config{Outputs: map[string]map[string]any{"o": {"type": "file", "event-processors": []string{"p"}}},
+			Processors: map[string]map[string]any{"p": {"event-drop": map[string]any{}}}}, ""},
+		{"a processor with a second key", Config{Processors: map[string]map[string]any{"p": {"event-drop": map[string]any{}, "name": "p"}}},
+			`processor "p": has 2 keys`},
 		{"a bad sample interval", Config{Subscriptions: map[string]SubscriptionConfig{"s": {Paths: []string{"/a"}, SampleInterval: "often"}}}, "sample-interval"},
 	}
 	for _, tt := range tests {

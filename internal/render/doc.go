@@ -5,7 +5,9 @@
 // the targets placed on the pod, and the connection settings those targets
 // need (TargetProfiles and the data of the Secrets they name), and returns a
 // gnmic.Config in its Normalize form. Every pod gets every selected output and
-// every selected input, so that where data goes never depends on placement; a
+// every selected input, with the processors they apply (each output's and
+// input's chain as its event-processors, each processor as {type: config}),
+// so that where data goes never depends on placement; a
 // pod gets only the targets placed on it and the subscriptions those targets
 // use. One bad object never blocks the others: a target whose profile or
 // Secret is missing, an input without outputs, an output whose config does not

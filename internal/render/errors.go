@@ -55,6 +55,12 @@ var (
 	// ErrNotAnObject: a key of an Output's or Input's spec.secretRefs goes
 	// through a value of spec.config that is not an object.
 	ErrNotAnObject = errors.New("is not an object, so no key can be set inside it")
+	// ErrProcessorNotFound: an output's or input's processor chain names a
+	// Processor that does not exist.
+	ErrProcessorNotFound = errors.New("processor not found")
+	// ErrInvalidProcessor: a Processor's config is one the collector fails
+	// on (CheckProcessor).
+	ErrInvalidProcessor = errors.New("the collector would fail on it")
 	// ErrDependencySkipped: the object uses another one that was skipped.
 	ErrDependencySkipped = errors.New("skipped (see its own error)")
 )

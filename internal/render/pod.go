@@ -16,11 +16,14 @@ import (
 //     depend on the pod it is placed on, except an output whose listening
 //     port is taken (by an older output, or Connections.ReservedPorts);
 //   - every selected input that feeds at least one output;
+//   - the processors those outputs and inputs apply (their chains, in order, as event-processors), and no
+//     other;
 //   - each target of onPod whose profile, Secrets, subscriptions and outputs
 //     all render;
 //   - the subscriptions those targets use, and no other.
 //
-// A skipped output or subscription skips the targets and inputs that use it.
+// A skipped output or subscription skips the targets and inputs that use it; an output or input whose
+// chain names a Processor that does not exist is skipped, so that none runs with part of its chain.
 // The error is not nil only if the assembled configuration fails
 // gnmic.Config.Validate, which the per-object checks rule out; the caller
 // should then push nothing. Equal inputs give equal configs and equal Hash.
@@ -70,6 +73,11 @@ func (b *builder) addOutputs() {
 	}
 	for _, name := range outputsByAge(b.sel.Outputs) {
 		obj, err := outputObject(b.sel.Outputs[name], b.conn.Secrets)
+		if err == nil {
+			chain := b.sel.OutputProcessors[name]
+			setProcessorChain(obj, chain)
+			err = b.addProcessorChain(chain)
+		}
 		if err != nil {
 			b.skip(selection.KindOutput, name, err)
 			continue
@@ -97,6 +105,10 @@ func (b *builder) addInputs() {
 			continue
 		}
 		obj, err := inputObject(in.Input, in.Outputs, b.conn.Secrets)
+		if err == nil {
+			setProcessorChain(obj, in.Processors)
+			err = b.addProcessorChain(in.Processors)
+		}
 		if err != nil {
 			b.skip(selection.KindInput, name, err)
 			continue
@@ -121,7 +133,7 @@ func (b *builder) addTarget(name string) {
 		err = b.outputsRendered(st.Outputs)
 	}
 	if err == nil {
-		if verr := targetAlone(tc, subs, b.cfg.Outputs).Validate(); verr != nil {
+		if verr := targetAlone(tc, subs, b.cfg.Outputs, b.cfg.Processors).Validate(); verr != nil {
 			err = fmt.Errorf("the collector would reject it: %w", verr)
 		}
 	}
@@ -179,9 +191,10 @@ func (b *builder) outputsRendered(names []string) error {
 	return nil
 }
 
-// targetAlone is the smallest Config holding t, for validating t on its own.
-func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs map[string]map[string]any) gnmic.Config {
-	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs}
+// targetAlone is the smallest Config holding t, for validating t on its own: with the outputs it sends to
+// and the pod's processors, which those outputs may apply.
+func targetAlone(t gnmic.TargetConfig, subs map[string]gnmic.SubscriptionConfig, outputs, processors map[string]map[string]any) gnmic.Config {
+	c := gnmic.Config{Targets: map[string]gnmic.TargetConfig{t.Name: t}, Subscriptions: subs, Processors: processors}
 	for _, name := range t.Outputs {
 		c.Outputs = setKey(c.Outputs, name, outputs[name])
 	}

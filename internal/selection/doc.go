@@ -1,5 +1,6 @@
 // Package selection works out what a Cluster collects: the targets,
-// subscriptions, outputs and inputs that its enabled Pipelines select.
+// subscriptions, outputs and inputs that its enabled Pipelines select, and the
+// event processors those outputs and inputs apply, in order (processors.go).
 //
 // The model is a union. Every enabled Pipeline whose clusterRef names the
 // Cluster selects objects of its namespace by reference (targetRefs, …) and by

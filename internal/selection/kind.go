@@ -58,6 +58,8 @@ func (k Kind) field() string {
 		return "output"
 	case KindInput:
 		return "input"
+	case KindProcessor:
+		return "processor"
 	}
 	return string(k)
 }

@@ -20,12 +20,16 @@ func Resolve(cluster string, in Objects) Selection {
 		subscriptions: newPool(KindSubscription, in.Subscriptions),
 		outputs:       newPool(KindOutput, in.Outputs),
 		inputs:        newPool(KindInput, in.Inputs),
+		processors:    newPool(KindProcessor, in.Processors),
+		outputChains:  make(map[string][]string),
+		inputChains:   make(map[string][]string),
 		picked:        make(map[string]*targetPick),
 		inputOutputs:  make(map[string]map[string]bool),
 		sel: Selection{
 			Subscriptions: make(map[string]*v1alpha1.Subscription),
 			Outputs:       make(map[string]*v1alpha1.Output),
 			Inputs:        make(map[string]SelectedInput),
+			Processors:    make(map[string]*v1alpha1.Processor),
 		},
 		problems: make(map[string]bool),
 	}
@@ -52,6 +56,11 @@ type resolver struct {
 	subscriptions pool[v1alpha1.Subscription]
 	outputs       pool[v1alpha1.Output]
 	inputs        pool[v1alpha1.Input]
+	processors    pool[v1alpha1.Processor]
+	// outputChains and inputChains are the processors the pipelines add to each output and input, in chain
+	// order (processors.go).
+	outputChains map[string][]string
+	inputChains  map[string][]string
 
 	picked       map[string]*targetPick
 	inputOutputs map[string]map[string]bool
@@ -73,16 +82,20 @@ func (r *resolver) add(p *v1alpha1.Pipeline) {
 	outs := r.pick(r.outputs.pick(p.Name, choiceOf(p, KindOutput)))
 	ins := r.pick(r.inputs.pick(p.Name, choiceOf(p, KindInput)))
 	targets := r.pick(r.targets.pick(p.Name, choiceOf(p, KindTarget)))
+	outChain := r.pick(r.processors.chain(p.Name, processorChoice(p, false), "outputs"))
+	inChain := r.pick(r.processors.chain(p.Name, processorChoice(p, true), "inputs"))
 
 	for _, name := range subs {
 		r.sel.Subscriptions[name] = r.subscriptions.byName[name]
 	}
 	for _, name := range outs {
 		r.sel.Outputs[name] = r.outputs.byName[name]
+		r.outputChains[name] = appendNew(r.outputChains[name], outChain...)
 	}
 	for _, name := range ins {
 		r.sel.Inputs[name] = SelectedInput{Input: r.inputs.byName[name]}
 		r.inputOutputs[name] = addAll(r.inputOutputs[name], outs)
+		r.inputChains[name] = appendNew(r.inputChains[name], inChain...)
 	}
 	if len(targets) > 0 && len(subs) == 0 {
 		r.problem(fmt.Sprintf("pipeline %q: selects targets but no subscription; a collector rejects a target without subscriptions, so this pipeline's targets are skipped", p.Name))
@@ -139,10 +152,40 @@ func (r *resolver) result() Selection {
 	}
 	for name, in := range r.sel.Inputs {
 		in.Outputs = sortedSet(r.inputOutputs[name])
+		in.Processors = r.chainOf(in.Input.Spec.EventProcessors, r.inputChains[name])
 		r.sel.Inputs[name] = in
+	}
+	for name, o := range r.sel.Outputs {
+		if chain := r.chainOf(o.Spec.EventProcessors, r.outputChains[name]); chain != nil {
+			if r.sel.OutputProcessors == nil {
+				r.sel.OutputProcessors = make(map[string][]string)
+			}
+			r.sel.OutputProcessors[name] = chain
+		}
 	}
 	r.sel.Problems = sortedSet(r.problems)
 	return r.sel
+}
+
+// chainOf is the processor chain of an object whose own list is own and whose pipelines add added; the
+// Processors it names that exist join the selection.
+func (r *resolver) chainOf(own, added []string) []string {
+	chain := ProcessorChain(own, added)
+	r.addProcessors(chain)
+	return chain
+}
+
+// addProcessors adds the named Processors that exist to the selection, with the processors an event-combine
+// among them runs, and theirs.
+func (r *resolver) addProcessors(names []string) {
+	for _, name := range names {
+		p, ok := r.processors.byName[name]
+		if !ok || r.sel.Processors[name] != nil {
+			continue
+		}
+		r.sel.Processors[name] = p
+		r.addProcessors(CombinedProcessors(p))
+	}
 }
 
 func addAll(set map[string]bool, names []string) map[string]bool {

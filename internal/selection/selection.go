@@ -15,6 +15,7 @@ type Objects struct {
 	Subscriptions []v1alpha1.Subscription
 	Outputs       []v1alpha1.Output
 	Inputs        []v1alpha1.Input
+	Processors    []v1alpha1.Processor
 }
 
 // Selection is what the enabled Pipelines of one Cluster select. Its pointers
@@ -29,6 +30,12 @@ type Selection struct {
 	Subscriptions map[string]*v1alpha1.Subscription
 	Outputs       map[string]*v1alpha1.Output
 	Inputs        map[string]SelectedInput
+	// OutputProcessors are the processor chains of the selected outputs that have one, keyed by output
+	// (processors.go has the order). A chain may name a Processor that does not exist.
+	OutputProcessors map[string][]string
+	// Processors are the existing Processors that the chains of the selected outputs and inputs name, and
+	// those an event-combine among them runs (CombinedProcessors), keyed by name.
+	Processors map[string]*v1alpha1.Processor
 	// Problems explain, one sentence each and sorted, what was skipped and
 	// why. They name objects and fields, never secrets.
 	Problems []string
@@ -53,6 +60,8 @@ type SelectedTarget struct {
 type SelectedInput struct {
 	Input   *v1alpha1.Input
 	Outputs []string
+	// Processors is the input's processor chain (processors.go), nil when empty.
+	Processors []string
 }
 
 // Counts are the sizes of a Selection, typed as the Cluster status fields
@@ -63,6 +72,7 @@ type Counts struct {
 	Subscriptions int32
 	Outputs       int32
 	Inputs        int32
+	Processors    int32
 }
 
 // Counts returns the sizes of s.
@@ -73,6 +83,7 @@ func (s Selection) Counts() Counts {
 		Subscriptions: int32(len(s.Subscriptions)),
 		Outputs:       int32(len(s.Outputs)),
 		Inputs:        int32(len(s.Inputs)),
+		Processors:    int32(len(s.Processors)),
 	}
 }
 

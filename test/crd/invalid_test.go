@@ -150,7 +150,7 @@ replicas: "three"`, `spec.replicas: Invalid value: "string": spec.replicas in bo
 			"type: kafka\nsecretRefs: [{key: 'sasl..password', secretKeyRef: {name: s, key: password}}]",
 			"key must be config keys separated by dots"),
 		Entry("an Output taking its type from a Secret", "Output",
-			"type: kafka\nsecretRefs: [{key: type, secretKeyRef: {name: s, key: t}}]", "the operator sets type, name and outputs"),
+			"type: kafka\nsecretRefs: [{key: type, secretKeyRef: {name: s, key: t}}]", "the operator sets type, name, outputs and event-processors"),
 		Entry("an Output taking two values for one key", "Output",
 			"type: kafka\nsecretRefs: [{key: password, secretKeyRef: {name: a, key: p}}, {key: password, secretKeyRef: {name: b, key: p}}]",
 			"Duplicate value"),
@@ -158,9 +158,21 @@ replicas: "three"`, `spec.replicas: Invalid value: "string": spec.replicas in bo
 		// Input
 		Entry("an Input of an unknown type", "Input", "type: file", `spec.type: Unsupported value: "file"`),
 		Entry("an Input taking its outputs from a Secret", "Input",
-			"type: nats\nsecretRefs: [{key: outputs, secretKeyRef: {name: s, key: o}}]", "the operator sets type, name and outputs"),
+			"type: nats\nsecretRefs: [{key: outputs, secretKeyRef: {name: s, key: o}}]", "the operator sets type, name, outputs and event-processors"),
+
+		Entry("an Output taking its event processors from a Secret", "Output",
+			"type: kafka\nsecretRefs: [{key: event-processors, secretKeyRef: {name: s, key: p}}]", "the operator sets type, name, outputs and event-processors"),
+		Entry("an Output naming a processor twice", "Output", "type: file\neventProcessors: [a, a]", `spec.eventProcessors[1]: Duplicate value: "a"`),
+
+		// Processor
+		Entry("a Processor without a type", "Processor", "config: {value-names: ['.*']}", "spec.type: Required value"),
+		Entry("a Processor of a type gNMIc does not register", "Processor", "type: event-frobnicate", `spec.type: Unsupported value: "event-frobnicate"`),
+		Entry("a plugin Processor, whose type the collector reads from files", "Processor", "type: event-plugin", `spec.type: Unsupported value: "event-plugin"`),
+		Entry("a Processor whose config is a list", "Processor", "type: event-drop\nconfig: [a]", "spec.config in body must be of type object"),
 
 		// Pipeline
+		Entry("a Pipeline naming an output processor twice", "Pipeline",
+			"clusterRef: c\noutputs: {outputRefs: [o], processorRefs: [a, a]}", `spec.outputs.processorRefs[1]: Duplicate value: "a"`),
 		Entry("a Pipeline without a Cluster", "Pipeline", "targetRefs: [r1]\nsubscriptionRefs: [s1]",
 			"spec.clusterRef: Required value"),
 		Entry("a Pipeline with targets but no subscription", "Pipeline", "clusterRef: c\ntargetRefs: [r1]",

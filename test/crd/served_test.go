@@ -41,18 +41,19 @@ var _ = Describe("Served APIs", func() {
 			Expect(names).To(ContainElement(gvr.Resource))
 		}
 		Expect(names).To(ContainElements("clusters/status", "clusters/scale", "targets/status", "pipelines/status",
-			"outputs/status", "inputs/status"))
+			"outputs/status", "inputs/status", "processors/status"))
 	})
 
 	It("declares the printer columns kubectl shows", func() {
 		want := map[string][]string{
-			"clusters":       {"Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Age", "Operator"},
+			"clusters":       {"Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Processors", "Age", "Operator"},
 			"targets":        {"Address", "Profile", "Clusters", "State", "Age"},
 			"targetprofiles": {"Credentials", "Timeout", "Age"},
 			"subscriptions":  {"Mode", "Sample", "Encoding", "Age"},
-			"outputs":        {"Type", "Accepted", "Age"},
+			"outputs":        {"Type", "Accepted", "Running", "Age"},
 			"inputs":         {"Type", "Accepted", "Age"},
-			"pipelines":      {"Cluster", "Enabled", "Targets", "Subs", "Outputs", "Inputs", "Age"},
+			"processors":     {"Type", "In Use", "Age"},
+			"pipelines":      {"Cluster", "Enabled", "Targets", "Subs", "Outputs", "Inputs", "Processors", "Age"},
 		}
 		for plural, columns := range want {
 			var crd apiextensionsv1.CustomResourceDefinition
@@ -73,7 +74,7 @@ var _ = Describe("Served APIs", func() {
 			headers = append(headers, c.Name)
 		}
 		// Operator (the replica of a sharded operator) has priority 1: kubectl shows it with -o wide only.
-		Expect(headers).To(Equal([]string{"Name", "Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Age", "Operator"}))
+		Expect(headers).To(Equal([]string{"Name", "Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Processors", "Age", "Operator"}))
 		Expect(table.ColumnDefinitions[len(headers)-1].Priority).To(BeEquivalentTo(1))
 		Expect(table.Rows).To(HaveLen(1))
 		Expect(table.Rows[0].Cells[:3]).To(Equal([]any{"table", "ghcr.io/openconfig/gnmic:0.42.0", float64(2)}))

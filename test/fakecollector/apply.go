@@ -96,12 +96,15 @@ func (c *Collector) commit(req *applyRequest) Changes {
 	return newChanges(byKind, reconnected)
 }
 
-// store keeps an object the way gNMIc ends up holding it: named after its key.
+// store keeps an object the way gNMIc ends up holding it: named after its key,
+// except processors, which are kept as sent ({type: config}; processors.go).
 // An object sent without that name therefore differs from the stored one on
 // the next identical apply, which then counts as a change.
 func (c *Collector) store(kind, name string, sent map[string]any, exists bool) map[string]any {
 	stored := deepCopy(sent).(map[string]any)
-	stored["name"] = name
+	if kind != kindProcessors {
+		stored["name"] = name
+	}
 	if c.objects[kind] == nil {
 		c.objects[kind] = make(map[string]map[string]any)
 	}

@@ -48,6 +48,9 @@ type Collector struct {
 	// settings an output fails to start with (FailOutputSetting).
 	components     map[string]map[string]ComponentState
 	outputFailures []outputFailure
+	// processorFailures are the processor settings an output or input fails to start with
+	// (FailProcessorSetting).
+	processorFailures []outputFailure
 }
 
 // Option configures a Collector.

@@ -60,11 +60,38 @@ func (c *Collector) FailOutputSetting(key string, value any, reason string) {
 	c.outputFailures = append(c.outputFailures, outputFailure{key: key, value: value, reason: reason})
 }
 
-// ClearOutputFailures undoes every FailOutputSetting for the applies to come.
+// FailProcessorSetting makes every output or input started from now on fail when one of its event processors
+// has key set to value in its settings, with gNMIc's "failed initializing event processor '<name>' of
+// type='<type>': <reason>", as a processor whose Init errs (a jq expression that does not compile, say) fails
+// the output that applies it. A processor changed later does not start a failed output again: gNMIc updates
+// the processors of running outputs only.
+func (c *Collector) FailProcessorSetting(key string, value any, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.processorFailures = append(c.processorFailures, outputFailure{key: key, value: value, reason: reason})
+}
+
+// processorInitError is the error of the first processor of names whose settings FailProcessorSetting
+// fails. Callers hold c.mu.
+func (c *Collector) processorInitError(names []string) string {
+	for _, name := range names {
+		p := c.objects[kindProcessors][name]
+		typ := processorType(p)
+		settings, _ := p[typ].(map[string]any)
+		for _, f := range c.processorFailures {
+			if v, ok := settings[f.key]; ok && reflect.DeepEqual(v, f.value) {
+				return fmt.Sprintf("failed initializing event processor '%s' of type='%s': %s", name, typ, f.reason)
+			}
+		}
+	}
+	return ""
+}
+
+// ClearOutputFailures undoes every FailOutputSetting and FailProcessorSetting for the applies to come.
 func (c *Collector) ClearOutputFailures() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.outputFailures = nil
+	c.outputFailures, c.processorFailures = nil, nil
 }
 
 // OutputStates are the runtime states of the collector's outputs, by name.
@@ -98,6 +125,14 @@ func (c *Collector) startComponent(kind, name string, cfg map[string]any) {
 		reason = inputStartError(cfg)
 	default:
 		return
+	}
+	if reason == "" {
+		if err := processorsError(eventProcessorsOf(cfg), c.objects[kindProcessors], map[string]bool{}); err != nil {
+			reason = err.Error()
+		}
+	}
+	if reason == "" {
+		reason = c.processorInitError(eventProcessorsOf(cfg))
 	}
 	st := ComponentState{IntendedState: "enabled", State: componentRunning, LastUpdated: time.Now().UTC()}
 	if reason != "" {

@@ -7,7 +7,9 @@
 // processors, tunnel-target-matches), decoded loosely from JSON the way gNMIc
 // decodes them, so that malformed bodies, wrong types, unnamed objects, a
 // subscription's history (which gNMIc cannot decode) and a target's
-// grpc-keepalive are seen as the real collector sees them. Every accepted
+// grpc-keepalive are seen as the real collector sees them; processors are kept
+// as sent, and Snapshot.InitError says how an output's or input's
+// event-processors would fail its initialisation (processors.go). Every accepted
 // apply is declarative: objects absent from the body are removed, deletes run
 // before sets, and the fake records what the apply added, removed, changed
 // and reconnected. The configuration shows at once in the config endpoints

@@ -27,6 +27,7 @@ func TestApplyRejectsInvalidBodiesWith400AndKeepsThePreviousConfig(t *testing.T)
 		{"target without any subscription", `{"targets":{"r1":{` + target + `}}}`, "if targets are provided, at least one subscription is required"},
 		{"input without an output", `{"inputs":{"i1":{"type":"nats"}}}`, "if inputs are provided, at least one output is required"},
 		{"output not an object", `{"outputs":{"o1":true}}`, "'outputs[o1]': expected a map"},
+		{"processor not an object", `{"processors":{"p1":"event-strings"}}`, "'processors[p1]': expected a map"},
 		{"grpc keepalive not an object", config(map[string]string{"r1": target + `,"grpc-keepalive":"10s"`}),
 			"'targets[r1].grpc-keepalive' expected a map, got 'string'"},
 		{"grpc keepalive time as a bool", config(map[string]string{"r1": target + `,"grpc-keepalive":{"time":true}`}),
