@@ -6,7 +6,7 @@
 #
 # Usage: hack/promtool.sh
 # The last line printed on stdout is the path of the promtool binary. A warm cache answers in milliseconds;
-# a cold build took about ten minutes on a 2-core machine (docs/monitoring.md).
+# a cold build took about six minutes on a 2-core machine (docs/development.md).
 set -euo pipefail
 
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
