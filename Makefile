@@ -62,8 +62,24 @@ verify: manifests generate ## Fail when generated files are stale or code is not
 	@test -z "$$(git status --porcelain -- api config docs/api.md)" || { echo "generated files are untracked:"; git status --porcelain -- api config docs/api.md; exit 1; }
 
 .PHONY: test
-test: manifests generate vet control-plane ## Run every unit and envtest suite against a real kube-apiserver.
+test: manifests generate vet control-plane test-alerts ## Run every unit and envtest suite against a real kube-apiserver, and the alerts' tests.
 	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" go test ./... -count=1 -timeout 30m
+
+# The alerts of config/prometheus, written as a rules file for promtool (docs/monitoring.md).
+ALERTS_DIR ?= $(LOCALBIN)/alerts
+
+.PHONY: test-alerts
+test-alerts: promtool ## promtool check and unit-test the alerts; check every alert and dashboard query against the operator's metrics.
+	@mkdir -p $(ALERTS_DIR)
+	cd test/monitoring && go run ./cmd/rulesfile ../../config/prometheus/alerts.yaml >$(ALERTS_DIR)/gnmic-operator.rules.yaml
+	cp test/monitoring/alerts_test.yaml $(ALERTS_DIR)/alerts_test.yaml
+	"$$(hack/promtool.sh 2>/dev/null | tail -n 1)" check rules $(ALERTS_DIR)/gnmic-operator.rules.yaml
+	"$$(hack/promtool.sh 2>/dev/null | tail -n 1)" test rules $(ALERTS_DIR)/alerts_test.yaml
+	cd test/monitoring && go vet ./... && go test ./... -count=1
+
+.PHONY: promtool
+promtool: ## Provide promtool (built once from the Go module proxy, cached in ~/.cache/gnmic-operator).
+	hack/promtool.sh >/dev/null
 
 .PHONY: control-plane
 control-plane: ## Provide kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl (cached).

@@ -6,31 +6,61 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
 // placementCollector exports each Cluster's placement figures, read from the cache at scrape time, for
-// dashboards: the same numbers the metrics APIs serve, in the operator's own Prometheus endpoint.
+// dashboards and alerts: the same numbers the metrics APIs serve and the status shows, in the operator's own
+// Prometheus endpoint. Every replica exports them for every Cluster (every replica caches every Cluster).
 type placementCollector struct {
 	reader atomic.Pointer[client.Reader]
 
-	targets    *prometheus.Desc
-	unassigned *prometheus.Desc
-	present    *prometheus.Desc
-	capacity   *prometheus.Desc
+	targets         *prometheus.Desc
+	unassigned      *prometheus.Desc
+	skipped         *prometheus.Desc
+	present         *prometheus.Desc
+	capacity        *prometheus.Desc
+	replicas        *prometheus.Desc
+	pods            *prometheus.Desc
+	condition       *prometheus.Desc
+	podAcknowledged *prometheus.Desc
 }
 
-var placement = &placementCollector{
-	targets: prometheus.NewDesc("gnmic_cluster_targets",
-		"Targets the Cluster's pipelines select (status.targetsCount).", []string{"namespace", "cluster"}, nil),
-	unassigned: prometheus.NewDesc("gnmic_cluster_unassigned_targets",
-		"Targets no collector pod of the Cluster could take (status.unassignedTargets).", []string{"namespace", "cluster"}, nil),
-	present: prometheus.NewDesc("gnmic_cluster_targets_present",
-		"Targets the Cluster's collector pods acknowledged.", []string{"namespace", "cluster"}, nil),
-	capacity: prometheus.NewDesc("gnmic_cluster_pod_capacity",
-		"Per-pod capacity placement used last (status.podCapacity).", []string{"namespace", "cluster"}, nil),
+// podStates are the states of status.podStatuses; each gets a series, 0 when no pod is in it, so that an
+// alert on one state sees it go back to 0.
+var podStates = []string{operatorv1alpha1.PodReady, operatorv1alpha1.PodHolding, operatorv1alpha1.PodUnavailable,
+	operatorv1alpha1.PodConfigFailed}
+
+var placement = newPlacementCollector()
+
+func newPlacementCollector() *placementCollector {
+	return &placementCollector{
+		targets: prometheus.NewDesc("gnmic_cluster_targets",
+			"Targets the Cluster's pipelines select (status.targetsCount).", []string{"namespace", "cluster"}, nil),
+		unassigned: prometheus.NewDesc("gnmic_cluster_unassigned_targets",
+			"Targets no collector pod of the Cluster could take (status.unassignedTargets).", []string{"namespace", "cluster"}, nil),
+		skipped: prometheus.NewDesc("gnmic_cluster_skipped_targets",
+			"Selected targets whose configuration cannot be rendered, sent to no collector (status.skippedTargets).",
+			[]string{"namespace", "cluster"}, nil),
+		present: prometheus.NewDesc("gnmic_cluster_targets_present",
+			"Targets the Cluster's collector pods acknowledged.", []string{"namespace", "cluster"}, nil),
+		capacity: prometheus.NewDesc("gnmic_cluster_pod_capacity",
+			"Per-pod capacity placement used last (status.podCapacity).", []string{"namespace", "cluster"}, nil),
+		replicas: prometheus.NewDesc("gnmic_cluster_replicas",
+			"Collector pods the Cluster asks for (spec.replicas, which an autoscaler writes).", []string{"namespace", "cluster"}, nil),
+		pods: prometheus.NewDesc("gnmic_cluster_pods",
+			"Collector pods by state (status.podStatuses): Ready, Holding, Unavailable, ConfigFailed.",
+			[]string{"namespace", "cluster", "state"}, nil),
+		condition: prometheus.NewDesc("gnmic_cluster_condition",
+			"1 when the Cluster's condition of this type is True, 0 otherwise; reason is the condition's reason.",
+			[]string{"namespace", "cluster", "type", "reason"}, nil),
+		podAcknowledged: prometheus.NewDesc("gnmic_collector_targets",
+			"Targets in the configuration the collector pod acknowledged (status.collectors[].targets).",
+			[]string{"namespace", "cluster", "pod"}, nil),
+	}
 }
 
 // scrapeTimeout bounds a scrape's read of the cache, which blocks until the informer has synced.
@@ -41,10 +71,10 @@ func (p *placementCollector) use(reader client.Reader) { p.reader.Store(&reader)
 
 // Describe sends the descriptors of the placement gauges.
 func (p *placementCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- p.targets
-	ch <- p.unassigned
-	ch <- p.present
-	ch <- p.capacity
+	for _, d := range []*prometheus.Desc{p.targets, p.unassigned, p.skipped, p.present, p.capacity, p.replicas, p.pods,
+		p.condition, p.podAcknowledged} {
+		ch <- d
+	}
 }
 
 // Collect sends one gauge of each figure per Cluster.
@@ -61,11 +91,36 @@ func (p *placementCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for i := range list.Items {
-		c := &list.Items[i]
-		labels := []string{c.Namespace, c.Name}
-		ch <- prometheus.MustNewConstMetric(p.targets, prometheus.GaugeValue, float64(c.Status.TargetsCount), labels...)
-		ch <- prometheus.MustNewConstMetric(p.unassigned, prometheus.GaugeValue, float64(c.Status.UnassignedTargets), labels...)
-		ch <- prometheus.MustNewConstMetric(p.present, prometheus.GaugeValue, float64(clusterTargetsPresent(c)), labels...)
-		ch <- prometheus.MustNewConstMetric(p.capacity, prometheus.GaugeValue, float64(c.Status.PodCapacity), labels...)
+		p.collectCluster(ch, &list.Items[i])
 	}
+}
+
+func (p *placementCollector) collectCluster(ch chan<- prometheus.Metric, c *operatorv1alpha1.Cluster) {
+	gauge := func(desc *prometheus.Desc, value float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, value, append([]string{c.Namespace, c.Name}, labels...)...)
+	}
+	gauge(p.targets, float64(c.Status.TargetsCount))
+	gauge(p.unassigned, float64(c.Status.UnassignedTargets))
+	gauge(p.skipped, float64(c.Status.SkippedTargets))
+	gauge(p.present, float64(clusterTargetsPresent(c)))
+	gauge(p.capacity, float64(c.Status.PodCapacity))
+	if c.Spec.Replicas != nil {
+		gauge(p.replicas, float64(*c.Spec.Replicas))
+	}
+	for _, state := range podStates {
+		gauge(p.pods, float64(len(c.Status.PodStatuses[state])), state)
+	}
+	for _, cond := range c.Status.Conditions {
+		gauge(p.condition, boolValue(cond.Status == metav1.ConditionTrue), cond.Type, cond.Reason)
+	}
+	for _, collector := range c.Status.Collectors {
+		gauge(p.podAcknowledged, float64(collector.Targets), collector.Pod)
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -19,6 +19,7 @@ import (
 
 // emitEvents reports moves (aggregated into one event), push failures and skipped targets.
 func (r *Reconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
+	fleetmetrics.StartCounting(cluster.Namespace, cluster.Name)
 	fleetmetrics.MovesTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(plan.result.Moves)))
 	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.failedPods())))
 	r.reportHandovers(cluster, pushed)

@@ -15,6 +15,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/handover"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
@@ -247,7 +248,9 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 	}
 	client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
 	if err == nil {
+		started := time.Now()
 		err = client.Apply(ctx, cfg)
+		fleetmetrics.PushDuration.WithLabelValues(pushResult(err)).Observe(time.Since(started).Seconds())
 	}
 	if err != nil {
 		pp.err = fmt.Errorf("push configuration to pod %s: %w", pp.pod.Name, err)
@@ -268,6 +271,19 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 	logger.Info("configuration applied", "targets", len(cfg.Targets), "added", len(pp.step.Added),
 		"removed", len(pp.step.Removed)+len(pp.step.Repaired), "updated", len(pp.step.Update)-len(pp.step.Added),
 		"queued", pp.step.Queued, "waiting", len(pp.step.Waiting), "hash", hash)
+}
+
+// pushResult is the result label of a push's duration.
+func pushResult(err error) string {
+	var rejected *gnmic.ConfigRejectedError
+	switch {
+	case err == nil:
+		return fleetmetrics.PushApplied
+	case errors.As(err, &rejected):
+		return fleetmetrics.PushRejected
+	default:
+		return fleetmetrics.PushFailed
+	}
 }
 
 // classifyRejections tells, for every pod that refused its configuration, whether the refusal is one every

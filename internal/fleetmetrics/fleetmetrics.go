@@ -53,11 +53,36 @@ var (
 		Name: "gnmic_cluster_failed_inputs",
 		Help: "Inputs a collector pod was sent and accepted but reports failed to start.",
 	}, []string{"namespace", "cluster", "pod"})
+
+	// PushDuration is how long one configuration push to a collector pod took, by result. It has no Cluster
+	// label: a histogram per Cluster would cost a dozen series each, for a latency that depends on the
+	// collectors, not on the Cluster.
+	PushDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gnmic_collector_config_push_duration_seconds",
+		Help:    "How long a configuration push to a collector pod took, by result: applied, rejected (the collector refused it), failed.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"result"})
+)
+
+// Results of a configuration push, the values of PushDuration's result label.
+const (
+	PushApplied  = "applied"
+	PushRejected = "rejected"
+	PushFailed   = "failed"
 )
 
 func init() {
-	metrics.Registry.MustRegister(MovesTotal, PushFailuresTotal, RepairsTotal, HandoverOverlapsTotal, StaleTargets,
+	metrics.Registry.MustRegister(MovesTotal, PushFailuresTotal, RepairsTotal, HandoverOverlapsTotal, StaleTargets, PushDuration,
 		FailedOutputs, FailedInputs)
+}
+
+// StartCounting creates a Cluster's counters at 0. A counter whose series appears only with its first
+// increment hides that increment from Prometheus's increase() and rate(), which need two samples: an alert on
+// the first handover overlap or repair of a Cluster would never fire.
+func StartCounting(namespace, cluster string) {
+	for _, v := range []*prometheus.CounterVec{MovesTotal, PushFailuresTotal, RepairsTotal, HandoverOverlapsTotal} {
+		v.WithLabelValues(namespace, cluster)
+	}
 }
 
 // ForgetCluster removes the series of a deleted Cluster, so that the operator's metrics do not grow with the
