@@ -3,6 +3,7 @@
 package e2e_test
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,7 +20,8 @@ import (
 )
 
 // Event processors as a telemetry team writes them: a Pipeline names two, in an order that is not their names'
-// order, for the Output it selects; every collector pod applies them to that Output in that order.
+// order, for the prometheus Output it selects; every collector pod applies them to that Output in that order,
+// and the Output's Service routes Prometheus to every collector pod on the output's port.
 var _ = Describe("A Pipeline with two event processors", Ordered, func() {
 	fleet := harness.Fleet{Namespace: "processors", Cluster: "telemetry", Replicas: 2}
 	const targets = 20
@@ -26,6 +29,10 @@ var _ = Describe("A Pipeline with two event processors", Ordered, func() {
 
 	It("places 20 targets on 2 pods, the Output applying the Pipeline's processors in the Pipeline's order", func() {
 		Expect(fleet.Create(ctx, cp, k8sClient)).To(Succeed())
+		emulated, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		Expect(cp.EmulateEndpointSlices(emulated, fleet.Namespace,
+			labels.SelectorFromSet(labels.Set{operatorv1alpha1.ClusterLabel: fleet.Cluster}))).To(Succeed())
 		for _, p := range []*operatorv1alpha1.Processor{
 			{ObjectMeta: metav1.ObjectMeta{Namespace: fleet.Namespace, Name: "tag-site"},
 				Spec: operatorv1alpha1.ProcessorSpec{Type: "event-add-tag", Config: jsonConfig(map[string]any{"add": map[string]string{"site": "par1"}})}},
@@ -61,6 +68,8 @@ var _ = Describe("A Pipeline with two event processors", Ordered, func() {
 			var p operatorv1alpha1.Pipeline
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: fleet.Namespace, Name: "leaves"}, &p)).To(Succeed())
 			g.Expect(p.Status.ProcessorsCount).To(BeEquivalentTo(2))
+			g.Expect(endpointsOf(g, fleet, fleet.Cluster+"-out-prometheus")).
+				To(Equal(collectorEndpoints(g, fleet, "prom-prometheus", 9804)))
 		}).WithTimeout(time.Minute).Should(Succeed())
 	})
 })
