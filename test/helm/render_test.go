@@ -48,7 +48,13 @@ func chartDir() string {
 	return filepath.Join(repoRoot(), "charts", "gnmic-operator")
 }
 
-func loadChart(t *testing.T, dir string) *chart.Chart {
+// fataler is what loadChart needs of a test: testing.T or Ginkgo's GinkgoT().
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func loadChart(t fataler, dir string) *chart.Chart {
 	t.Helper()
 	c, err := loader.Load(dir)
 	if err != nil {
