@@ -370,3 +370,28 @@ func TestOptionalComponentsAreRenderedOnlyWhenSwitchedOn(t *testing.T) {
 		t.Errorf("with only the ServiceMonitor on the chart renders %v", found)
 	}
 }
+
+// TestChartPassesHelmLint runs `helm lint --strict` through the SDK, with the defaults and with every switch
+// flipped: warnings fail too.
+func TestChartPassesHelmLint(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"defaults": nil,
+		"switched": {
+			"sharding": map[string]any{"enabled": true}, "metricsAPI": map[string]any{"enabled": false},
+			"crds": map[string]any{"install": false}, "watchNamespaces": []any{"lab"}, "extraArgs": []any{"--kube-api-qps=50"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lint := action.NewLint()
+			lint.Strict, lint.Namespace = true, configNamespace
+			lint.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
+			result := lint.Run([]string{chartDir()}, values)
+			for _, err := range result.Errors {
+				t.Errorf("helm lint: %v", err)
+			}
+			for _, m := range result.Messages {
+				t.Logf("helm lint: %s", m)
+			}
+		})
+	}
+}
