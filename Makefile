@@ -56,10 +56,10 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are stale or code is not gofmt-ed.
+verify: manifests generate helm-chart ## Fail when generated files (the Helm chart too) are stale or code is not gofmt-ed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- api config docs/api.md || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config docs/api.md)" || { echo "generated files are untracked:"; git status --porcelain -- api config docs/api.md; exit 1; }
+	@git diff --exit-code -- api config docs/api.md $(HELM_CHART) docs/helm.md || { echo "generated files are stale: run 'make manifests generate helm-chart' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config docs/api.md $(HELM_CHART) docs/helm.md)" || { echo "generated files are untracked:"; git status --porcelain -- api config docs/api.md $(HELM_CHART) docs/helm.md; exit 1; }
 
 .PHONY: test
 test: manifests generate vet control-plane test-alerts ## Run every unit and envtest suite against a real kube-apiserver, and the alerts' tests.
@@ -134,6 +134,7 @@ undeploy: kustomize ## Remove the operator from the cluster. ignore-not-found=tr
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 include hack/e2e.mk
+include hack/helm.mk
 
 ##@ Tools
 

@@ -8,6 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
 // Setup registers the metrics API server, its readiness check ("metrics-api"), its certificate keeping and
@@ -20,6 +22,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Server, error)
 	}
 	if err := IndexPodsByCluster(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
+	}
+	// The providers read Clusters and pods from the manager's cache (the index above made the pods' informer).
+	// Made now, the Clusters' informer starts with the cache, which the manager syncs before it starts the
+	// server; made by the first request, it would start then, and a replica asked for the first time while
+	// it stops (a pod deleted seconds after it became ready, as a rollout that also scales does) would wait on
+	// an informer that never syncs until the request times out, in the middle of its drain.
+	if _, err := mgr.GetCache().GetInformer(ctx, &operatorv1alpha1.Cluster{}); err != nil {
+		return nil, fmt.Errorf("informer of Clusters for the metrics API: %w", err)
 	}
 	custom, external := NewProviders(mgr.GetCache(), true, opts.WatchNamespaces...)
 	placement.use(mgr.GetCache())

@@ -23,6 +23,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -106,6 +107,13 @@ var _ = BeforeSuite(func() {
 		Eventually(func() string { return apiServiceAvailable(name) }).WithTimeout(90*time.Second).
 			WithPolling(time.Second).Should(Equal("True"), "APIService %s", name)
 	}
+
+	// kube-apiserver's availability checks ask for discovery only: no metric was read yet. A replica whose
+	// first metric request creates the informer waits for its sync then, and forever if it is stopping.
+	By("the Clusters' informer synced with the cache before any metric was asked")
+	informer, err := mgr.GetCache().GetInformer(ctx, &operatorv1alpha1.Cluster{}, cache.BlockUntilSynced(false))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(informer.HasSynced()).To(BeTrue(), "the metrics API's Clusters informer was not started with the cache")
 })
 
 var _ = AfterSuite(func() {
