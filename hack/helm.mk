@@ -7,7 +7,7 @@ HELM_CHART ?= charts/gnmic-operator
 # objects are ServiceMonitors (monitoring.serviceMonitor.enabled) or PrometheusRules
 # (monitoring.prometheusRule.enabled), for example HELM_OPTIONAL=config/prometheus. Empty: the chart has
 # neither, nor their values.
-HELM_OPTIONAL ?=
+HELM_OPTIONAL ?= config/prometheus
 # The Helm test's pod IP range: another than the e2e suite's, the demo's and the OLM suite's.
 HELM_POD_CIDR ?= 127.4.0.0/16
 HELM_TIMEOUT ?= 20m

@@ -20,8 +20,8 @@ type ProcessorSpec struct {
 	// documentation of the type): the collector receives {type: config}, so config holds the type's settings
 	// themselves (event-convert's own "type" key included), never the type as a key. The operator checks what
 	// the collector would fail on (docs/processors.md): an event-* key at the top of config (the gNMIc
-	// configuration file's form {event-strings: {...}} written under config), an event-starlark without exactly
-	// one of script and source, an event-combine without processors. Such a Processor is sent to no collector,
+	// configuration file's form, an event-strings key holding the settings, written under config), an
+	// event-starlark without exactly one of script and source, an event-combine without processors. Such a Processor is sent to no collector,
 	// with the Outputs and Inputs that apply it, and its InUse condition says why. (The API server cannot check
 	// this: its validation rules cannot read a schemaless object.)
 	// +kubebuilder:validation:MaxProperties=128

@@ -232,17 +232,14 @@ func findDeployment(objects []*unstructured.Unstructured) (*unstructured.Unstruc
 }
 
 // replaceNamespace rewrites every occurrence of the install namespace in the object's strings (metadata,
-// subjects, paramRefs …) as the release namespace. A string that already holds template delimiters cannot
-// be carried into a template unchanged: it is refused.
+// subjects, paramRefs …) as the release namespace. Template delimiters a string already holds (the
+// Prometheus templates of an alert's annotations, say) are escaped, so that Helm renders them as they are.
 func replaceNamespace(node any, namespace string) error {
 	switch v := node.(type) {
 	case map[string]any:
 		for k, child := range v {
 			if s, ok := child.(string); ok {
-				if strings.Contains(s, "{{") || strings.Contains(s, "}}") {
-					return fmt.Errorf("field %s holds template delimiters: %q", k, s)
-				}
-				v[k] = strings.ReplaceAll(s, namespace, "{{ .Release.Namespace }}")
+				v[k] = templated(s, namespace)
 				continue
 			}
 			if err := replaceNamespace(child, namespace); err != nil {
@@ -252,10 +249,7 @@ func replaceNamespace(node any, namespace string) error {
 	case []any:
 		for i, child := range v {
 			if s, ok := child.(string); ok {
-				if strings.Contains(s, "{{") || strings.Contains(s, "}}") {
-					return fmt.Errorf("list item holds template delimiters: %q", s)
-				}
-				v[i] = strings.ReplaceAll(s, namespace, "{{ .Release.Namespace }}")
+				v[i] = templated(s, namespace)
 				continue
 			}
 			if err := replaceNamespace(child, namespace); err != nil {
@@ -264,6 +258,15 @@ func replaceNamespace(node any, namespace string) error {
 		}
 	}
 	return nil
+}
+
+// templated is s in a template: its own delimiters escaped as raw strings ({{`{{`}}, which YAML quoting
+// leaves alone), the install namespace as the release's.
+func templated(s, namespace string) string {
+	const open, close = "\x00open\x00", "\x00close\x00"
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "{{", open), "}}", close)
+	s = strings.ReplaceAll(s, namespace, "{{ .Release.Namespace }}")
+	return strings.ReplaceAll(strings.ReplaceAll(s, open, "{{`{{`}}"), close, "{{`}}`}}")
 }
 
 // directoryOf groups the templates by what they are.

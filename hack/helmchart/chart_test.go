@@ -78,8 +78,6 @@ func TestGenerateRefusesWhatTheChartWouldGetWrong(t *testing.T) {
 		{"no resources", strings.Replace(install, "        resources:\n          limits:\n            cpu: \"1\"\n", "", 1), nil, "no resources"},
 		{"a node selector the value would replace", strings.Replace(install, "      containers:\n", "      nodeSelector: {a: b}\n      containers:\n", 1), nil,
 			"sets nodeSelector"},
-		{"template delimiters in a field", strings.Replace(install, "name: gnmic-operator-metrics-adapter-reader", "name: gnmic-operator-metrics-adapter-reader\n  annotations: {note: '{{ x }}'}", 1), nil,
-			"template delimiters"},
 		{"an optional object of another kind", install, []string{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboards\n"},
 			"only PrometheusRule and ServiceMonitor can be optional"},
 	}
@@ -95,6 +93,24 @@ func TestGenerateRefusesWhatTheChartWouldGetWrong(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A string that holds template delimiters (an alert's Prometheus templates) is escaped, not refused: Helm
+// renders it as it was.
+func TestGenerateEscapesTemplateDelimitersOfTheObjects(t *testing.T) {
+	withNote := strings.Replace(install, "name: gnmic-operator-metrics-adapter-reader",
+		"name: gnmic-operator-metrics-adapter-reader\n  annotations: {note: '{{ $labels.x }}}'}", 1)
+	c, err := generate([]byte(withNote), nil, "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{{`{{`}} $labels.x {{`}}`}}"
+	for _, content := range c.files {
+		if strings.Contains(string(content), want) {
+			return
+		}
+	}
+	t.Fatalf("no template holds the escaped annotation %q", want)
 }
 
 func TestGenerateTemplatesTheValues(t *testing.T) {

@@ -2,6 +2,7 @@ package helm_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -315,11 +316,18 @@ func TestChartValues(t *testing.T) {
 			}
 			return crds, kept
 		}
-		if crds, kept := count(render(t, c, ns, nil), true); crds != 8 || kept != 8 {
-			t.Errorf("defaults: %d CRDs, %d kept; want 8 and 8", crds, kept)
+		// Every CRD of config/default, whatever their number.
+		want := 0
+		for _, obj := range kustomizeBuild(t, filepath.Join(repoRoot(), "config", "default")) {
+			if obj.GetKind() == "CustomResourceDefinition" {
+				want++
+			}
 		}
-		if crds, kept := count(render(t, c, ns, map[string]any{"crds": map[string]any{"keep": false}}), false); crds != 8 || kept != 0 {
-			t.Errorf("crds.keep=false: %d CRDs, %d kept; want 8 and 0", crds, kept)
+		if crds, kept := count(render(t, c, ns, nil), true); crds != want || kept != want || want == 0 {
+			t.Errorf("defaults: %d CRDs, %d kept; want %d and %d", crds, kept, want, want)
+		}
+		if crds, kept := count(render(t, c, ns, map[string]any{"crds": map[string]any{"keep": false}}), false); crds != want || kept != 0 {
+			t.Errorf("crds.keep=false: %d CRDs, %d kept; want %d and 0", crds, kept, want)
 		}
 		if crds, _ := count(render(t, c, ns, map[string]any{"crds": map[string]any{"install": false}}), false); crds != 0 {
 			t.Errorf("crds.install=false: %d CRDs", crds)
@@ -368,6 +376,37 @@ func TestOptionalComponentsAreRenderedOnlyWhenSwitchedOn(t *testing.T) {
 	only := map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}
 	if found := monitoring(render(t, c, ns, only)); !reflect.DeepEqual(found, want[1:]) {
 		t.Errorf("with only the ServiceMonitor on the chart renders %v", found)
+	}
+}
+
+// TestChartsAlertsAreConfigPrometheus renders the chart's own monitoring objects (config/prometheus, behind
+// their values) and finds them equal to what kustomize builds there: the alerts' Prometheus templates
+// ({{ $labels.cluster }}) survive Helm's templating as they are.
+func TestChartsAlertsAreConfigPrometheus(t *testing.T) {
+	want := map[string]*unstructured.Unstructured{}
+	for _, obj := range kustomizeBuild(t, filepath.Join(repoRoot(), "config", "prometheus")) {
+		want[obj.GetKind()] = obj
+	}
+	on := map[string]any{"monitoring": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}}}
+	got := map[string]*unstructured.Unstructured{}
+	for _, obj := range render(t, loadChart(t, chartDir()), configNamespace, on) {
+		if obj.GetKind() == "PrometheusRule" || obj.GetKind() == "ServiceMonitor" {
+			got[obj.GetKind()] = obj
+		}
+	}
+	for _, kind := range []string{"PrometheusRule", "ServiceMonitor"} {
+		if want[kind] == nil || got[kind] == nil {
+			t.Fatalf("%s: config/prometheus has %v, the chart renders %v", kind, want[kind] != nil, got[kind] != nil)
+		}
+		if !reflect.DeepEqual(want[kind].Object["spec"], got[kind].Object["spec"]) {
+			t.Errorf("the chart's %s differs from config/prometheus's:\nchart:  %v\nconfig: %v", kind, got[kind].Object["spec"],
+				want[kind].Object["spec"])
+		}
+	}
+	rules, _ := json.Marshal(got["PrometheusRule"].Object["spec"])
+	if !strings.Contains(string(rules), "{{ $labels.cluster }}") {
+		t.Error("the rendered alerts lost their Prometheus templates")
 	}
 }
 
