@@ -14,6 +14,7 @@ type ProcessorSpec struct {
 	// names from files on the collector, which the operator does not ship.
 	// +kubebuilder:validation:Enum=event-add-tag;event-allow;event-combine;event-convert;event-data-convert;event-date-string;event-delete;event-drop;event-duration-convert;event-extract-tags;event-group-by;event-ieeefloat32;event-jq;event-merge;event-override-ts;event-rate-limit;event-starlark;event-strings;event-time-epoch;event-to-tag;event-trigger;event-value-tag;event-value-tag-v2;event-write
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Type"
 	Type string `json:"type"`
 
 	// Config is the gNMIc configuration of this processor type, passed through as is (see the gNMIc
@@ -21,9 +22,9 @@ type ProcessorSpec struct {
 	// themselves (event-convert's own "type" key included), never the type as a key. The operator checks what
 	// the collector would fail on (docs/processors.md): an event-* key at the top of config (the gNMIc
 	// configuration file's form, an event-strings key holding the settings, written under config), an
-	// event-starlark without exactly one of script and source, an event-combine without processors. Such a Processor is sent to no collector,
-	// with the Outputs and Inputs that apply it, and its InUse condition says why. (The API server cannot check
-	// this: its validation rules cannot read a schemaless object.)
+	// event-starlark without exactly one of script and source, an event-combine without processors. Such a
+	// Processor is sent to no collector, with the Outputs and Inputs that apply it, and its InUse condition
+	// says why. (The API server cannot check this: its validation rules cannot read a schemaless object.)
 	// +kubebuilder:validation:MaxProperties=128
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Configuration"
