@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/manifests"
 )
 
 // chartName is the chart's name; the objects keep the names config/default gives them (gnmic-operator-…):
@@ -54,7 +54,7 @@ var metricsAPIObjects = []string{
 
 // generate turns the kustomize build of the install, and of each optional directory, into the chart.
 func generate(install []byte, optional [][]byte, version string) (*chart, error) {
-	objects, err := decode(install)
+	objects, err := manifests.Decode(install)
 	if err != nil {
 		return nil, fmt.Errorf("decode the install: %w", err)
 	}
@@ -77,7 +77,7 @@ func generate(install []byte, optional [][]byte, version string) (*chart, error)
 	}
 	var optionalObjects []*unstructured.Unstructured
 	for i, built := range optional {
-		objs, err := decode(built)
+		objs, err := manifests.Decode(built)
 		if err != nil {
 			return nil, fmt.Errorf("decode optional directory %d: %w", i+1, err)
 		}
@@ -300,23 +300,6 @@ func optionalKindList() string {
 	}
 	sort.Strings(kinds)
 	return strings.Join(kinds, " and ")
-}
-
-func decode(data []byte) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
 }
 
 func kustomizeBuild(kustomize, dir string) ([]byte, error) {

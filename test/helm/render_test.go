@@ -3,9 +3,7 @@ package helm_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +17,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/manifests"
 )
 
 // configNamespace is config/default's namespace, where the chart is rendered to compare it with it.
@@ -75,7 +74,7 @@ func render(t *testing.T, c *chart.Chart, namespace string, values map[string]an
 	if err != nil {
 		t.Fatalf("render the chart with %v: %v", values, err)
 	}
-	objects, err := decode([]byte(rel.Manifest))
+	objects, err := manifests.Decode([]byte(rel.Manifest))
 	if err != nil {
 		t.Fatalf("decode the rendered chart: %v", err)
 	}
@@ -95,28 +94,11 @@ func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("kustomize build %s (make kustomize installs it): %v: %s", dir, err, stderr.String())
 	}
-	objects, err := decode(stdout.Bytes())
+	objects, err := manifests.Decode(stdout.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return objects
-}
-
-func decode(data []byte) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
 }
 
 func key(obj *unstructured.Unstructured) string {

@@ -2,9 +2,7 @@ package harness
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +11,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/manifests"
 )
 
 // OperatorManifests names where the operator's install comes from.
@@ -141,20 +140,11 @@ func kustomizeBuild(dir string) ([]byte, error) {
 }
 
 func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("decode manifests: %w", err)
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
+	objects, err := manifests.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode manifests: %w", err)
 	}
+	return objects, nil
 }
 
 // clusterScoped are the kinds of a bundle that live outside the install namespace.
