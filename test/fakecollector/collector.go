@@ -47,10 +47,10 @@ type Collector struct {
 	// components are the runtime states of outputs and inputs, by kind and name; outputFailures the
 	// settings an output fails to start with (FailOutputSetting).
 	components     map[string]map[string]ComponentState
-	outputFailures []outputFailure
+	outputFailures []settingFailure
 	// processorFailures are the processor settings an output or input fails to start with
 	// (FailProcessorSetting).
-	processorFailures []outputFailure
+	processorFailures []settingFailure
 }
 
 // Option configures a Collector.

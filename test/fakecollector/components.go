@@ -42,8 +42,9 @@ var listenKeys = map[string]struct{ key, fallback string }{
 	"gnmi":       {key: "address", fallback: ":57400"},
 }
 
-// outputFailure is an output setting the collector cannot start an output with (FailOutputSetting).
-type outputFailure struct {
+// settingFailure is a setting the collector cannot start an output with (FailOutputSetting), or an event
+// processor with (FailProcessorSetting).
+type settingFailure struct {
 	key    string
 	value  any
 	reason string
@@ -57,7 +58,7 @@ type outputFailure struct {
 func (c *Collector) FailOutputSetting(key string, value any, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.outputFailures = append(c.outputFailures, outputFailure{key: key, value: value, reason: reason})
+	c.outputFailures = append(c.outputFailures, settingFailure{key: key, value: value, reason: reason})
 }
 
 // FailProcessorSetting makes every output or input started from now on fail when one of its event processors
@@ -68,7 +69,7 @@ func (c *Collector) FailOutputSetting(key string, value any, reason string) {
 func (c *Collector) FailProcessorSetting(key string, value any, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.processorFailures = append(c.processorFailures, outputFailure{key: key, value: value, reason: reason})
+	c.processorFailures = append(c.processorFailures, settingFailure{key: key, value: value, reason: reason})
 }
 
 // processorInitError is the error of the first processor of names whose settings FailProcessorSetting
