@@ -450,12 +450,15 @@ const (
 
 // Condition reasons of a TargetSource.
 const (
-	ReasonSynced          = "Synced"
-	ReasonFetchFailed     = "FetchFailed"
-	ReasonTruncated       = "Truncated"
-	ReasonNotTruncated    = "NotTruncated"
-	ReasonMappingInvalid  = "MappingInvalid"
-	ReasonMappingValid    = "MappingValid"
+	ReasonSynced         = "Synced"
+	ReasonFetchFailed    = "FetchFailed"
+	ReasonTruncated      = "Truncated"
+	ReasonNotTruncated   = "NotTruncated"
+	ReasonMappingInvalid = "MappingInvalid"
+	ReasonMappingValid   = "MappingValid"
+	// ReasonRecordsInvalid (MappingValid False): the mapping compiles, and some records map to no valid Target;
+	// status.invalidRecords names the first with why. The others are synced.
+	ReasonRecordsInvalid  = "RecordsInvalid"
 	ReasonApplyFailed     = "ApplyFailed"
 	ReasonReachable       = "Reachable"
 	ReasonTargetsConflict = "TargetsConflict"
