@@ -111,10 +111,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // untilDue is how long before the TargetSource's next sync is due: its interval after the last attempt,
-// or now when its spec changed since.
+// or now when its spec changed since or a sync was requested (SyncRequestedAnnotation).
 func (r *Reconciler) untilDue(ts *operatorv1alpha1.TargetSource, now time.Time) time.Duration {
 	last := ts.Status.LastAttemptTime
-	if last == nil || ts.Status.ObservedGeneration != ts.Generation {
+	if last == nil || ts.Status.ObservedGeneration != ts.Generation ||
+		ts.Annotations[operatorv1alpha1.SyncRequestedAnnotation] != ts.Status.LastSyncRequest {
 		return 0
 	}
 	return last.Add(interval(ts)).Sub(now)

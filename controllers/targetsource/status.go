@@ -23,6 +23,7 @@ func reportStatus(ts *operatorv1alpha1.TargetSource, o outcome, now time.Time) o
 	s.Provider = providerName(&ts.Spec)
 	at := metav1.NewTime(now)
 	s.LastAttemptTime = &at
+	s.LastSyncRequest = ts.Annotations[operatorv1alpha1.SyncRequestedAnnotation]
 	set := func(typ string, status metav1.ConditionStatus, reason, message string) {
 		meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
 			Message: truncate(message, 1024), ObservedGeneration: ts.Generation})
