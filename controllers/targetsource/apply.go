@@ -2,10 +2,12 @@ package targetsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -24,18 +26,28 @@ type write struct {
 	do   func(ctx context.Context) error
 }
 
+// errRaced is a write another writer made unnecessary: a create of a Target that appeared since the list
+// (another replica of the operator syncing the same TargetSource for a moment, or a user). It is not a
+// failure, nor counted as written; the next sync sees what the Target is.
+var errRaced = errors.New("raced")
+
 // writers bounds the writes of a batch in flight at once.
 const writers = 16
 
 // apply writes the plan in batches of spec.sync.batchSize: creates, updates, marks, then deletes. Each write
 // is conditional on the Target as listed (its resourceVersion; a create on its absence), so a replica that
-// raced this one makes it fail rather than overwrite. A batch with a failed write is the last: the sync
+// raced this one makes it fail rather than overwrite (a create that found the Target there is left to the next
+// sync, which sees whose it is). A batch with a failed write is the last: the sync
 // reports what failed, and the next sync plans again from what is.
 func (r *Reconciler) apply(ctx context.Context, ts *operatorv1alpha1.TargetSource, nt namespaceTargets, p targetsync.Plan, sync int64) (written, error) {
 	var writes []write
 	for _, d := range p.Create {
 		writes = append(writes, write{"create", d.Name, func(ctx context.Context) error {
-			return r.Create(ctx, newTarget(ts, d))
+			err := r.Create(ctx, newTarget(ts, d))
+			if apierrors.IsAlreadyExists(err) {
+				return errRaced
+			}
+			return err
 		}})
 	}
 	for _, d := range p.Update {
@@ -87,6 +99,9 @@ func writeBatch(ctx context.Context, batch []write) (written, error) {
 			err := wr.do(ctx)
 			mu.Lock()
 			defer mu.Unlock()
+			if errors.Is(err, errRaced) {
+				return
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s Target %s: %w", wr.verb, wr.name, err))
 				return

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -117,19 +118,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log.FromContext(ctx).V(1).Info("synced", "ok", outcome.err == nil, "records", outcome.records,
 		"created", outcome.written.created, "updated", outcome.written.updated, "marked", outcome.written.marked,
 		"deleted", outcome.written.deleted, "conflicts", len(outcome.plan.Conflicts), "took", r.now().Sub(now))
-	return ctrl.Result{RequeueAfter: interval(&ts)}, nil
+	return ctrl.Result{RequeueAfter: max(r.untilDue(&ts, r.now()), time.Second)}, nil
 }
 
-// untilDue is how long before the TargetSource's next sync is due: its interval after the last attempt,
-// or now when its spec changed since or a sync was requested (SyncRequestedAnnotation).
+// untilDue is how long before the TargetSource's next sync is due: its interval after the last attempt (10s
+// after one whose writes failed), or now when its spec changed since or a sync was requested
+// (SyncRequestedAnnotation).
 func (r *Reconciler) untilDue(ts *operatorv1alpha1.TargetSource, now time.Time) time.Duration {
 	last := ts.Status.LastAttemptTime
 	if last == nil || ts.Status.ObservedGeneration != ts.Generation ||
 		ts.Annotations[operatorv1alpha1.SyncRequestedAnnotation] != ts.Status.LastSyncRequest {
 		return 0
 	}
-	return last.Add(interval(ts)).Sub(now)
+	wait := interval(ts)
+	if c := meta.FindStatusCondition(ts.Status.Conditions, operatorv1alpha1.ConditionSynced); c != nil &&
+		c.Reason == operatorv1alpha1.ReasonApplyFailed {
+		// Writes that failed part way (a conflict with another writer, an API server that hiccuped) are retried
+		// soon: the inventory was read fine, and the Targets are half way to it.
+		wait = min(wait, applyRetry)
+	}
+	return last.Add(wait).Sub(now)
 }
+
+// applyRetry is how soon a sync whose writes failed part way is tried again.
+const applyRetry = 10 * time.Second
 
 // interval is the time between two syncs.
 func interval(ts *operatorv1alpha1.TargetSource) time.Duration {

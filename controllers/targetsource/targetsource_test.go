@@ -307,6 +307,38 @@ var _ = Describe("TargetSources handed over between replicas", func() {
 	})
 })
 
+var _ = Describe("A TargetSource that two replicas sync at once", func() {
+	It("counts each sync once, creates each Target once and deletes nothing early", func() {
+		// Both replicas' shards assign it to them: members that disagree for a moment.
+		a, b := startReplica(), startReplica()
+		DeferCleanup(a.Stop)
+		DeferCleanup(b.Stop)
+		ns := newNamespace()
+		netbox := fakenetbox.Start(100, "t")
+		DeferCleanup(netbox.Close)
+		ts := newNetBoxSource(ns, netbox, "t", func(ts *operatorv1alpha1.TargetSource) { ts.Spec.Sync.DeleteAfterMisses = 2 })
+		ts = waitForSyncs(ts, 1)
+		Expect(targets(ns)).To(HaveLen(100))
+		Consistently(func() int64 { return source(Default, ts).Status.Syncs }, time.Second).Should(BeEquivalentTo(1))
+
+		// Each request is answered once: by one replica's sync, or, when their writes collided (both mark the
+		// same Targets), by the retry of the one whose writes failed.
+		syncs := func() int64 { return source(Default, ts).Status.Syncs }
+		netbox.Remove(ids(1, 5)...)
+		requestSync(ts)
+		Eventually(syncs, 20*time.Second).Should(BeEquivalentTo(2))
+		Consistently(syncs, time.Second).Should(BeEquivalentTo(2))
+		Expect(targets(ns)).To(HaveLen(100), "one miss of two")
+		requestSync(ts)
+		Eventually(syncs, 20*time.Second).Should(BeEquivalentTo(3))
+		Consistently(syncs, time.Second).Should(BeEquivalentTo(3))
+		Expect(targets(ns)).To(HaveLen(95))
+		for _, t := range targets(ns) {
+			Expect(t.OwnerReferences).To(ConsistOf(HaveField("UID", ts.UID)), "Target %s", t.Name)
+		}
+	})
+})
+
 // devicesFrom are new fakenetbox devices with these ids.
 func devicesFrom(first, last int) []*fakenetbox.Device {
 	var out []*fakenetbox.Device
