@@ -8,4 +8,8 @@
 // (annotation operator.gnmic.dev/missing-since): a restart, or another replica taking over, counts on from
 // there, and the sync number only advances through a status update that fails on conflict, so two replicas
 // briefly syncing at once cannot count one sync twice.
+//
+// A provider is added with one case in newProvider (provider.go) that returns how to build its
+// inventory.Provider and what it read (for the fingerprint that rebuilds it), a name in providerName, and its
+// field in the CRD's one-of rule. A provider that learns of a new snapshot between syncs (a push) calls Wake.
 package targetsource
