@@ -74,8 +74,9 @@ type HTTPInventory struct {
 	// +optional
 	Pagination *HTTPPagination `json:"pagination,omitempty"`
 
-	// Interval between two syncs. At least 10s.
-	// +kubebuilder:default="5m"
+	// Interval between two syncs. At least 10s. (The defaults are written as Go writes durations, so that a
+	// client that reads and writes the object back changes nothing.)
+	// +kubebuilder:default="5m0s"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('10s')",message="interval must be a duration of at least 10s, such as 5m"
 	// +optional
 	// +kubebuilder:validation:Type=string
@@ -83,7 +84,7 @@ type HTTPInventory struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// Timeout of one whole sync: every page, read to its end.
-	// +kubebuilder:default="60s"
+	// +kubebuilder:default="1m0s"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1s') && duration(self) <= duration('30m')",message="timeout must be a duration from 1s to 30m, such as 60s"
 	// +optional
 	// +kubebuilder:validation:Type=string

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,14 +57,9 @@ var syncRequests int
 func requestSync(ts *operatorv1alpha1.TargetSource) *operatorv1alpha1.TargetSource {
 	syncRequests++
 	value := strconv.Itoa(syncRequests)
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got := source(Default, ts)
-		if got.Annotations == nil {
-			got.Annotations = map[string]string{}
-		}
-		got.Annotations[operatorv1alpha1.SyncRequestedAnnotation] = value
-		return k8sClient.Update(suiteCtx, got)
-	})).To(Succeed())
+	// As kubectl annotate does: a merge patch of the annotation alone.
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, operatorv1alpha1.SyncRequestedAnnotation, value)
+	Expect(k8sClient.Patch(suiteCtx, source(Default, ts), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	var after *operatorv1alpha1.TargetSource
 	Eventually(func(g Gomega) {
 		after = source(g, ts)

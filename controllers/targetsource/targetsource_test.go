@@ -262,6 +262,41 @@ var _ = Describe("A TargetSource whose mapping does not compile", func() {
 	})
 })
 
+var _ = Describe("A TargetSource over an inventory that sends ETags", func() {
+	It("reads nothing again while every page is not modified, and still counts misses", func() {
+		r := startReplica()
+		DeferCleanup(r.Stop)
+		ns := newNamespace()
+		netbox := fakenetbox.Start(60, "t")
+		DeferCleanup(netbox.Close)
+		netbox.SendETags(true)
+		ts := newNetBoxSource(ns, netbox, "t", func(ts *operatorv1alpha1.TargetSource) {
+			ts.Spec.HTTP.URL = netbox.DevicesURL(25) // 3 pages
+			ts.Spec.Sync.DeleteAfterMisses = 2
+		})
+		ts = waitForSyncs(ts, 1)
+		before := r.writes.of(ns)
+		ts = requestSync(ts)
+		Expect(netbox.Requests(http.StatusNotModified)).To(Equal(3), "every page answered 304")
+		Expect(condition(ts, operatorv1alpha1.ConditionSynced).Status).To(Equal(metav1.ConditionTrue))
+		Expect(ts.Status.Syncs).To(BeEquivalentTo(2))
+		Expect(writesSince(r, ns, before)).To(BeEmpty())
+
+		netbox.Remove(60) // the count on every page changes: every page is read again
+		ts = requestSync(ts)
+		Expect(netbox.Requests(http.StatusNotModified)).To(Equal(3))
+		Expect(ts.Status.TargetsMissing).To(BeEquivalentTo(1))
+
+		By("a sync where every page answers 304 is the second miss")
+		before = r.writes.of(ns)
+		ts = requestSync(ts)
+		Expect(netbox.Requests(http.StatusNotModified)).To(Equal(6))
+		Expect(ts.Status.Records).To(BeEquivalentTo(59))
+		Expect(writesSince(r, ns, before)).To(Equal(map[string]int{http.MethodDelete: 1}))
+		Expect(targets(ns)).NotTo(HaveKey(deviceName(60)))
+	})
+})
+
 var _ = Describe("A TargetSource woken by its provider", func() {
 	It("syncs at once, before its interval", func() {
 		r := startReplica()
