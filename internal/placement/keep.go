@@ -77,6 +77,9 @@ func (p *planner) keepWithLastPods(members [][]int32, s *shedding) {
 // shedding is scratch space reused from one over-capacity pod to the next.
 type shedding struct {
 	ranked []rankedEntry
+	prefix []int   // keepAllButFewest: the weight of the j heaviest
+	below  []int32 // keepAllButFewest: the last position still in the group at or before j
+	out    []bool  // keepAllButFewest: the positions shed
 }
 
 // keepBest keeps the best of a group of targets on a pod while they fit in
@@ -92,6 +95,8 @@ func (p *planner) keepBest(pod int, group []int32, s *shedding) {
 		p.keepAll(pod, group, total)
 	case heaviest == 1:
 		p.keepBestOfWeightOne(pod, group, room, s)
+	case p.fill == FillByWeight:
+		p.keepAllButFewest(pod, group, total, room, s)
 	default:
 		p.keepBestThatFit(pod, group, s)
 	}
