@@ -4,40 +4,59 @@ package placement
 // equal weights, each target on its highest-scoring pod with room.
 //
 // With automatic capacity, a target can find no room although a placement
-// from scratch would have fit everything: the targets kept in place fill the
-// pods evenly, and a heavy target arrives. Then the capacity is raised to the
-// fill bound of that queue (at least by one unit, at most to
-// widenedCapacity) and the placement starts again from the current
-// assignment, keeping more. At widenedCapacity every target fits whatever
-// was kept, so the loop ends; after maxRaises raises it goes there at once.
+// from scratch would have fit everything: the targets kept in place leave
+// the room scattered over the pods in pieces too small for it. Then the
+// capacity is raised to the lowest at which every target has room, found by
+// bisection between the balanced capacity (too low) and widenedCapacity (at
+// which every target fits whatever was kept), each try starting again from
+// the current assignment. A raised capacity keeps more targets in place, so
+// moves stay at the lower bound of the capacity finally used.
 //
 // It reports false when a name turns out to be given twice.
 func (p *planner) fillHeaviestFirst(fixedCapacity bool) bool {
-	widened := 0
-	if !fixedCapacity && p.pods.len() > 0 && len(p.entries) > 0 {
-		widened = widenedCapacity(p.entries, p.pods.len())
+	p.orderHeaviestFirst()
+	p.assignRest()
+	if fixedCapacity || p.pods.len() == 0 || p.everyQueuedPlaced() {
+		return true
 	}
-	for raises := 0; ; raises++ {
-		p.orderHeaviestFirst()
-		p.assignRest()
-		if fixedCapacity || p.capacity >= widened || p.everyQueuedPlaced() {
-			return true
-		}
-		raised := widened
-		if raises < maxRaises {
-			raised = min(widened, max(p.capacity+1, p.queueFillBound()))
-		}
-		p.restartWith(raised)
-		if p.queueHasDuplicates() {
+	tooLow, enough := p.capacity, widenedCapacity(p.entries, p.pods.len())
+	for enough-tooLow > 1 {
+		try := tooLow + (enough-tooLow)/2
+		if !p.placeAgainWithin(try) {
 			return false
 		}
+		if p.everyQueuedPlaced() {
+			enough = try
+		} else {
+			tooLow = try
+		}
 	}
+	if p.capacity != enough {
+		return p.placeAgainWithin(enough)
+	}
+	return true
 }
 
-// maxRaises bounds the raises to the queue's fill bound before the capacity
-// goes to widenedCapacity. One raise settles nearly every case: a raise keeps
-// more targets in place, so the next queue is rarely heavier.
-const maxRaises = 3
+// placeAgainWithin forgets the placement so far and places again from the
+// current assignment within a new capacity. It reports false when a name
+// turns out to be given twice.
+func (p *planner) placeAgainWithin(capacity int) bool {
+	p.capacity = capacity
+	for i := range p.entries {
+		p.entries[i].pod = unplaced
+	}
+	clear(p.load)
+	p.returned, p.returns = 0, p.returns[:0]
+	p.queue, p.order = nil, nil
+	p.keepCurrent()
+	p.queueByName()
+	if p.queueHasDuplicates() {
+		return false
+	}
+	p.orderHeaviestFirst()
+	p.assignRest()
+	return true
+}
 
 // orderHeaviestFirst sets p.order to the queue's positions, heaviest first;
 // the queue is in name order, and the sort keeps it among equal weights.
@@ -60,25 +79,4 @@ func (p *planner) everyQueuedPlaced() bool {
 		}
 	}
 	return true
-}
-
-// queueFillBound is fillBound of the queue in p.order: a capacity at which
-// this queue, after what was kept, cannot fail.
-func (p *planner) queueFillBound() int {
-	total, _ := totalAndHeaviest(p.entries)
-	return fillBound(total, p.pods.len(), len(p.order), func(n int) int { return p.queue[p.order[n]].weight })
-}
-
-// restartWith forgets the placement so far and keeps the current
-// assignments again under a new capacity, queueing the rest by name.
-func (p *planner) restartWith(capacity int) {
-	p.capacity = capacity
-	for i := range p.entries {
-		p.entries[i].pod = unplaced
-	}
-	clear(p.load)
-	p.returned, p.returns = 0, p.returns[:0]
-	p.queue, p.order = nil, nil
-	p.keepCurrent()
-	p.queueByName()
 }

@@ -21,26 +21,34 @@ func referencePlaceByWeight(in Input) Result {
 	if automatic {
 		capacity, widened = referenceBalancedCapacity(n, total, heaviest), (total+pods-1)/pods+heaviest-1
 	}
-	for raises := 0; ; raises++ {
-		r, queue := referenceAttempt(n, capacity)
-		if !automatic || capacity >= widened || len(r.Unassigned) == 0 {
-			r.Capacity = capacity
-			r.LowerBoundMoves = lowerBound(n, capacity)
-			if in.PodCapacity > 0 {
-				for _, name := range r.Unassigned {
-					if n.weights[name] > capacity {
-						r.Oversized = append(r.Oversized, name)
-					}
+	finish := func(r Result, capacity int) Result {
+		r.Capacity = capacity
+		r.LowerBoundMoves = lowerBound(n, capacity)
+		if in.PodCapacity > 0 {
+			for _, name := range r.Unassigned {
+				if n.weights[name] > capacity {
+					r.Oversized = append(r.Oversized, name)
 				}
 			}
-			return r
 		}
-		raised := widened
-		if raises < 3 {
-			raised = min(widened, max(capacity+1, referenceFillBound(n, total, queue)))
-		}
-		capacity = raised
+		return r
 	}
+	r := referenceAttempt(n, capacity)
+	if !automatic || len(r.Unassigned) == 0 {
+		return finish(r, capacity)
+	}
+	// The lowest capacity at which every target has room, by bisection:
+	// tooLow leaves a target out, enough does not.
+	tooLow, enough := capacity, widened
+	for enough-tooLow > 1 {
+		try := (tooLow + enough) / 2
+		if len(referenceAttempt(n, try).Unassigned) == 0 {
+			enough = try
+		} else {
+			tooLow = try
+		}
+	}
+	return finish(referenceAttempt(n, enough), enough)
 }
 
 // referenceBalancedCapacity: the even share with a slack of
@@ -77,9 +85,9 @@ func heaviestFirst(n normalized, names []string) []string {
 	return out
 }
 
-// referenceAttempt places within one capacity and returns the result (without
-// Capacity, LowerBoundMoves and Oversized) and the queue it filled.
-func referenceAttempt(n normalized, capacity int) (Result, []string) {
+// referenceAttempt places within one capacity and returns the result without
+// Capacity, LowerBoundMoves and Oversized.
+func referenceAttempt(n normalized, capacity int) Result {
 	load := map[int]int{}
 	assigned := map[string]int{}
 	returned := 0
@@ -154,7 +162,7 @@ func referenceAttempt(n normalized, capacity int) (Result, []string) {
 			r.Moves = append(r.Moves, Move{Target: name, From: from, To: to})
 		}
 	}
-	return r, queue
+	return r
 }
 
 // referenceKept is the members a pod keeps with room units left: all of them

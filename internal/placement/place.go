@@ -62,13 +62,13 @@ func tryPlace(in Input) (Result, bool) {
 
 // planner holds one placement while it is being decided.
 type planner struct {
-	targets    []Target
-	pods       podSet
-	entries    []entry // entry i is targets[i]
-	fill       Fill
-	capacity   int
-	load       []int    // per pod index
-	queue      []queued // the entries left to place after keepCurrent, by name
+	targets  []Target
+	pods     podSet
+	entries  []entry // entry i is targets[i]
+	fill     Fill
+	capacity int
+	load     []int    // per pod index
+	queue    []queued // the entries left to place after keepCurrent, by name
 	// order, when not nil, is the order in which assignRest places the
 	// queue: positions in queue, heaviest first (FillByWeight).
 	order      []int32
