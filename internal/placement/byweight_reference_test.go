@@ -52,26 +52,10 @@ func referencePlaceByWeight(in Input) Result {
 }
 
 // referenceBalancedCapacity: the even share with a slack of
-// min(heaviest-1, total/(25·pods)), or the fill bound of all targets
-// heaviest first if larger.
+// min(heaviest-1, total/(25·pods)), or the heaviest weight if larger.
 func referenceBalancedCapacity(n normalized, total, heaviest int) int {
 	pods := len(n.pods)
-	even := (total+pods-1)/pods + min(heaviest-1, total/(25*pods))
-	return max(even, referenceFillBound(n, total, heaviestFirst(n, n.names)))
-}
-
-// referenceFillBound is max over the sequence of w + floor(the weight not in
-// the sequence from this target on / pods).
-func referenceFillBound(n normalized, total int, sequence []string) int {
-	bound := 0
-	for k, name := range sequence {
-		rest := 0
-		for _, later := range sequence[k:] {
-			rest += n.weights[later]
-		}
-		bound = max(bound, n.weights[name]+(total-rest)/len(n.pods))
-	}
-	return bound
+	return max(heaviest, (total+pods-1)/pods+min(heaviest-1, total/(25*pods)))
 }
 
 func heaviestFirst(n normalized, names []string) []string {

@@ -1,7 +1,7 @@
 package placement
 
 // capacityFor returns the bound on every pod's load for these targets on this
-// many pods, with this fill, before any raise (see raisedCapacity).
+// many pods, with this fill, before any raise (see fillHeaviestFirst).
 //
 // A positive podCapacity is used as it is. Zero means automatic:
 // widenedCapacity for FillByName, balancedCapacity for FillByWeight. With
@@ -38,47 +38,15 @@ func widenedCapacity(entries []entry, pods int) int {
 // is loaded more than 4 % (plus rounding) above the mean.
 const slackDivisor = 25
 
-// balancedCapacity is the automatic capacity of FillByWeight: the larger of
-//
-//   - the even share with a slack, ceil(total/pods) + min(heaviest-1,
-//     floor(total / (25·pods))): never above widenedCapacity, exactly
-//     ceil(targets/pods) when every weight is 1;
-//   - the fill bound of all targets heaviest first (fillBound), so that a
-//     placement from scratch places every target.
+// balancedCapacity is the automatic capacity of FillByWeight before any
+// raise: the even share with a slack, ceil(total/pods) + min(heaviest-1,
+// floor(total / (25·pods))), or the heaviest weight if larger. It is never
+// above widenedCapacity, and exactly ceil(targets/pods) when every weight is
+// 1. It does not promise that every target fits (three targets of weight 10
+// on two pods get 15); fillHeaviestFirst raises it when one does not.
 func balancedCapacity(entries []entry, pods int) int {
 	total, heaviest := totalAndHeaviest(entries)
-	even := ceilDiv(total, pods) + min(heaviest-1, total/(slackDivisor*pods))
-	if heaviest == 1 {
-		return even // the fill bound of n targets of weight 1 is ceil(n/pods)
-	}
-	weights := make([]weighed, len(entries))
-	for i := range entries {
-		weights[i] = weighed{weight: entries[i].weight}
-	}
-	sortHeaviestFirst(weights, make([]weighed, len(weights)))
-	return max(even, fillBound(total, pods, len(weights), func(k int) int { return int(weights[k].weight) }))
-}
-
-// fillBound is the smallest capacity at which placing a sequence of targets in
-// this order, each on any pod with room, cannot fail, whatever pod each one
-// picks and whatever else the pods already hold, as long as all pods together
-// hold total minus the weights of the sequence: max over k of
-//
-//	w_k + floor((total - w_k - (weights after k)) / pods).
-//
-// When target k comes, the pods hold total minus w_k minus what comes after
-// it (or less, if a target before it was left out), so the least loaded pod
-// holds at most the floor of that over pods, and has room for w_k.
-// Placed from scratch heaviest first, the term of target k is
-// w_k + floor(S_k/pods), S_k the weight of the targets before it.
-func fillBound(total, pods, n int, weight func(k int) int) int {
-	bound, after := 0, 0
-	for k := n - 1; k >= 0; k-- {
-		w := weight(k)
-		bound = max(bound, w+(total-w-after)/pods)
-		after += w
-	}
-	return bound
+	return max(heaviest, ceilDiv(total, pods)+min(heaviest-1, total/(slackDivisor*pods)))
 }
 
 func totalAndHeaviest(entries []entry) (total, heaviest int) {

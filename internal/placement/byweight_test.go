@@ -1,0 +1,154 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// weighted is a fleet of targets named prefix1, prefix2, … with these weights.
+func weighted(prefix string, weights ...int) []Target {
+	targets := make([]Target, len(weights))
+	for i, w := range weights {
+		targets[i] = Target{Name: fmt.Sprintf("%s%d", prefix, i+1), Weight: w}
+	}
+	return targets
+}
+
+// on puts every target on one pod.
+func on(ordinal int, targets []Target) map[string]int {
+	current := map[string]int{}
+	for _, t := range targets {
+		current[t.Name] = ordinal
+	}
+	return current
+}
+
+func TestFillByWeightShapes(t *testing.T) {
+	heavyJoins := append(weighted("a", 2, 2, 2, 2, 2, 2), weighted("b", 2, 2, 2, 2, 2, 2)...)
+	heavyJoinsCurrent := on(0, heavyJoins[:6])
+	for name, o := range on(1, heavyJoins[6:]) {
+		heavyJoinsCurrent[name] = o
+	}
+	heavyJoins = append(heavyJoins, Target{Name: "heavy", Weight: 20})
+
+	tests := []struct {
+		name         string
+		in           Input
+		wantCapacity int
+		wantLoads    []int    // sorted
+		wantMoved    []string // sorted; nil for none
+	}{
+		{
+			name: "gives three targets of weight 10 on two pods the capacity 20 that fits them, where FillByName needs 24",
+			in:   Input{Pods: ordinals(2), Targets: weighted("r", 10, 10, 10)}, wantCapacity: 20, wantLoads: []int{10, 20},
+		},
+		{
+			name: "gives a target heavier than the mean load a pod of its own, and no pod more",
+			in:   Input{Pods: ordinals(3), Targets: weighted("r", 8, 1, 1, 1, 1, 1, 1, 1, 1)}, wantCapacity: 8, wantLoads: []int{1, 7, 8},
+		},
+		{
+			name: "raises the capacity to the lowest that fits a heavy target joining a full fleet, and moves nothing",
+			in:   Input{Pods: ordinals(2), Targets: heavyJoins, Current: heavyJoinsCurrent}, wantCapacity: 32, wantLoads: []int{12, 32},
+		},
+		{
+			name:         "sheds from an over-capacity pod the one target that brings it within, the lightest that does",
+			in:           Input{Pods: ordinals(2), PodCapacity: 13, Targets: weighted("r", 8, 5, 3, 1, 1), Current: on(0, weighted("r", 8, 5, 3, 1, 1))},
+			wantCapacity: 13, wantLoads: []int{5, 13}, wantMoved: []string{"r2"},
+		},
+		{
+			name:         "sheds the fewest targets, and of those the lightest: 8 and 3 for an excess of 10",
+			in:           Input{Pods: ordinals(2), PodCapacity: 8, Targets: weighted("r", 8, 5, 3, 1, 1), Current: on(0, weighted("r", 8, 5, 3, 1, 1))},
+			wantCapacity: 8, wantLoads: []int{7, 8}, wantMoved: []string{"r1", "r3"},
+		},
+		{
+			name:         "moves one of two targets of weight 4 off a pod when a third comes and the capacity is 4",
+			in:           Input{Pods: ordinals(3), Targets: weighted("r", 4, 4, 4), Current: on(0, weighted("r", 4, 4))},
+			wantCapacity: 4, wantLoads: []int{4, 4, 4}, wantMoved: []string{"r2"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := placeByWeight(t, tc.in)
+			if r.Capacity != tc.wantCapacity {
+				t.Errorf("capacity %d, want %d", r.Capacity, tc.wantCapacity)
+			}
+			if got := sortedLoads(r); !slices.Equal(got, tc.wantLoads) {
+				t.Errorf("loads %v, want %v", got, tc.wantLoads)
+			}
+			var moved []string
+			for _, m := range r.Moves {
+				moved = append(moved, m.Target)
+			}
+			if !slices.Equal(moved, tc.wantMoved) {
+				t.Errorf("moved %v, want %v", moved, tc.wantMoved)
+			}
+		})
+	}
+}
+
+func TestFillByWeightShedsTheLowestScoringOfTheLightestTargetsThatDo(t *testing.T) {
+	// Pod 0 holds 6 targets of weight 3 and one of weight 9; the excess of 2
+	// is shed by one target of weight 3, the one that scores lowest for pod 0.
+	targets := append(weighted("w", 3, 3, 3, 3, 3, 3), Target{Name: "heavy", Weight: 9})
+	in := Input{Pods: ordinals(2), PodCapacity: 25, Targets: targets, Current: on(0, targets)}
+	r := placeByWeight(t, in)
+	lowest := "w1"
+	for _, tg := range targets[:6] {
+		if Score(tg.Name, 0) < Score(lowest, 0) {
+			lowest = tg.Name
+		}
+	}
+	if want := []Move{{Target: lowest, From: 0, To: 1}}; !reflect.DeepEqual(r.Moves, want) {
+		t.Errorf("moves %v, want %v", r.Moves, want)
+	}
+}
+
+func TestFillByWeightPlacesTheHeaviestFirstAndEqualWeightsAlphabetically(t *testing.T) {
+	// One pod with room for 5 units: r4 (3) goes first, then r1 (2); FillByName
+	// would place r1 and r2 and leave r3 and r4 out.
+	in := Input{Pods: ordinals(1), PodCapacity: 5, Targets: weighted("r", 2, 2, 2, 3)}
+	if r := placeByWeight(t, in); !slices.Equal(r.Unassigned, []string{"r2", "r3"}) {
+		t.Errorf("unassigned %v, want [r2 r3]: the heaviest first, then by name", r.Unassigned)
+	}
+	if r := place(t, in); !slices.Equal(r.Unassigned, []string{"r3", "r4"}) {
+		t.Errorf("FillByName left %v unassigned, want [r3 r4]", r.Unassigned)
+	}
+}
+
+func TestFillByWeightReportsATargetHeavierThanAFixedCapacityAsOversized(t *testing.T) {
+	r := placeByWeight(t, Input{Pods: ordinals(3), PodCapacity: 10, Targets: weighted("r", 11, 10, 1)})
+	if !slices.Equal(r.Oversized, []string{"r1"}) || !slices.Equal(r.Unassigned, []string{"r1"}) {
+		t.Errorf("oversized %v, unassigned %v, want r1 in both", r.Oversized, r.Unassigned)
+	}
+}
+
+func TestPlaceReadsAnUnknownFillAsFillByName(t *testing.T) {
+	in := Input{Pods: ordinals(2), Targets: weighted("r", 10, 10, 10)}
+	want := Place(in)
+	in.Fill = Fill(7)
+	if got := Place(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("Fill(7) placed %+v, FillByName %+v", got, want)
+	}
+}
+
+func TestValidateRejectsAnUnknownFill(t *testing.T) {
+	if err := (Input{Fill: FillByWeight}).Validate(); err != nil {
+		t.Errorf("FillByWeight rejected: %v", err)
+	}
+	err := Input{Fill: Fill(2)}.Validate()
+	var inputErr *InputError
+	if !errors.As(err, &inputErr) || err.Error() != "fill: must be ByName (0) or ByWeight (1), got 2" {
+		t.Errorf("Validate = %v, want fill: must be ByName (0) or ByWeight (1), got 2", err)
+	}
+}
+
+func TestFillNamesItself(t *testing.T) {
+	for fill, want := range map[Fill]string{FillByName: "ByName", FillByWeight: "ByWeight", Fill(5): "Fill(5)"} {
+		if got := fill.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int(fill), got, want)
+		}
+	}
+}
