@@ -167,6 +167,9 @@ func TestFillByWeightMovesNothingWhenFedItsOwnResult(t *testing.T) {
 		for feed := 1; ; feed++ {
 			in.Current = r.Assignments
 			again := placeByWeight(t, in)
+			if again.Capacity > r.Capacity {
+				t.Fatalf("fed back, the capacity rose from %d to %d\ninput: %s", r.Capacity, again.Capacity, describe(in))
+			}
 			if len(again.Moves) == 0 {
 				feeds[feed-1]++
 				break
