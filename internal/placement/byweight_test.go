@@ -152,3 +152,31 @@ func TestFillNamesItself(t *testing.T) {
 		}
 	}
 }
+
+// TestFillByWeightRaisesTheCapacityForATargetThatOutgrewEveryOtherPodsRoom
+// pins the trade-off of fewest moves against balance. Three pods hold ten
+// targets of weight 3 each; one target on pod 0 becomes ten times heavier.
+// Within the balanced capacity (40) pod 0 would have to shed the heavy target
+// (the one target that brings it within), and no other pod has room for it;
+// moving six light targets instead would be six moves, above the lower bound
+// of one. So the capacity rises to the lowest at which every target has room
+// (54: pod 0 then sheds one light target), and pod 0 runs at 1.38 × the mean.
+func TestFillByWeightRaisesTheCapacityForATargetThatOutgrewEveryOtherPodsRoom(t *testing.T) {
+	var targets []Target
+	current := map[string]int{}
+	for pod := range 3 {
+		for i := range 10 {
+			name := fmt.Sprintf("pod%d/r%d", pod, i)
+			targets = append(targets, Target{Name: name, Weight: 3})
+			current[name] = pod
+		}
+	}
+	targets[0].Weight = 30
+	r := placeByWeight(t, Input{Pods: ordinals(3), Targets: targets, Current: current})
+	if r.Capacity != 54 || r.Load[0] != 54 {
+		t.Errorf("capacity %d, pod 0 load %d, want 54 and 54", r.Capacity, r.Load[0])
+	}
+	if len(r.Moves) != 1 || r.Moves[0].Target == targets[0].Name || r.LowerBoundMoves != 1 {
+		t.Errorf("moves %v (lower bound %d), want one light target off pod 0", r.Moves, r.LowerBoundMoves)
+	}
+}

@@ -80,6 +80,10 @@ type shedding struct {
 	prefix []int   // keepAllButFewest: the weight of the j heaviest
 	below  []int32 // keepAllButFewest: the last position still in the group at or before j
 	out    []bool  // keepAllButFewest: the positions shed
+	// keepAllButFewest: the group by weight, and the runs of equal weights
+	// already sorted by score (by their first position)
+	byWeight []weighed
+	sorted   []bool
 }
 
 // keepBest keeps the best of a group of targets on a pod while they fit in

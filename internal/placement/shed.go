@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"cmp"
 	"slices"
 	"sort"
 )
@@ -21,24 +20,32 @@ import (
 // less than the excess, so the room left after shedding, (shed - excess), is
 // less than the weight of each one shed. With every weight 1 these are the k
 // lowest-scoring targets, as keepBestOfWeightOne keeps them.
+//
+// Only the order of weights is needed to count and to find the lightest
+// target that qualifies; the scores are computed, and a run of equal weights
+// sorted by them, only for the runs a target is shed from.
 func (p *planner) keepAllButFewest(pod int, group []int32, total, room int, s *shedding) {
-	s.ranked = p.rankFor(s.ranked[:0], group, p.pods.keys[pod])
-	ranked := s.ranked
-	// Heaviest first; of equal weights the best-scoring first, so that the
-	// last one of a weight scores lowest.
-	slices.SortFunc(ranked, func(a, b rankedEntry) int {
-		if c := cmp.Compare(p.entries[b.entry].weight, p.entries[a.entry].weight); c != 0 {
-			return c
-		}
-		return p.rankOrder(a, b)
-	})
-	weight := func(j int) int { return int(p.entries[ranked[j].entry].weight) }
+	n := len(group)
+	byWeight := slices.Grow(s.byWeight[:0], 2*n)[:n]
+	for at, i := range group {
+		byWeight[at] = weighed{weight: p.entries[i].weight, at: int32(at)}
+	}
+	sortHeaviestFirst(byWeight, byWeight[n:2*n])
+	s.byWeight = byWeight
+	// ranked is the group heaviest first; within a run of equal weights it
+	// is in no particular order until sortRun orders the run best first.
+	ranked := slices.Grow(s.ranked[:0], n)[:n]
+	for j, it := range byWeight {
+		ranked[j] = rankedEntry{entry: group[it.at]}
+	}
+	s.ranked = ranked
+	weight := func(j int) int { return int(byWeight[j].weight) }
 	excess := total - room
 	// prefix[j] is the weight of the j heaviest; k is the fewest to shed.
-	prefix := slices.Grow(s.prefix[:0], len(ranked)+1)[:len(ranked)+1]
+	prefix := slices.Grow(s.prefix[:0], n+1)[:n+1]
 	prefix[0] = 0
 	k := -1
-	for j := range ranked {
+	for j := range n {
 		prefix[j+1] = prefix[j] + weight(j)
 		if k < 0 && prefix[j+1] >= excess {
 			k = j + 1
@@ -47,20 +54,44 @@ func (p *planner) keepAllButFewest(pod int, group []int32, total, room int, s *s
 	s.prefix = prefix
 	// below[j] leads, through removed positions, to the last position at or
 	// before j that is still in the group (a union-find with path halving).
-	below := slices.Grow(s.below[:0], len(ranked))[:len(ranked)]
+	below := slices.Grow(s.below[:0], n)[:n]
 	for j := range below {
 		below[j] = int32(j)
 	}
 	s.below = below
-	out := slices.Grow(s.out[:0], len(ranked))[:len(ranked)]
-	clear(out)
-	s.out = out
 	find := func(j int) int {
 		for int(below[j]) != j {
 			below[j] = below[below[j]]
 			j = int(below[j])
 		}
 		return j
+	}
+	out := slices.Grow(s.out[:0], n)[:n]
+	clear(out)
+	s.out = out
+	sorted := slices.Grow(s.sorted[:0], n)[:n]
+	clear(sorted)
+	s.sorted = sorted
+	// sortRun orders the run of equal weights around position j best first
+	// for the pod, the first time a target is shed from it (so before any of
+	// its positions is removed).
+	key := p.pods.keys[pod]
+	sortRun := func(j int) {
+		first, end := j, j+1
+		for first > 0 && weight(first-1) == weight(j) {
+			first--
+		}
+		if sorted[first] {
+			return
+		}
+		sorted[first] = true
+		for end < n && weight(end) == weight(j) {
+			end++
+		}
+		for r := first; r < end; r++ {
+			ranked[r].score = scoreHashed(p.entries[ranked[r].entry].hash, key)
+		}
+		slices.SortFunc(ranked[first:end], p.rankOrder)
 	}
 	// Invariant: positions 0..slots-2 are the slots-1 heaviest still in the
 	// group and were never chosen, and the slots heaviest still in the group
@@ -73,8 +104,9 @@ func (p *planner) keepAllButFewest(pod int, group []int32, total, room int, s *s
 		// The positions whose weight reaches the threshold are a prefix of
 		// ranked, as weights do not increase along it.
 		from := slots - 1
-		reach := sort.Search(len(ranked)-from, func(i int) bool { return weight(from+i) < threshold })
+		reach := sort.Search(n-from, func(i int) bool { return weight(from+i) < threshold })
 		j := find(from + reach - 1)
+		sortRun(j)
 		shed += weight(j)
 		need -= weight(j)
 		out[j] = true
