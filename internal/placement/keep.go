@@ -12,7 +12,9 @@ import (
 // Invariant: no pod's load exceeds the capacity, not even here. A pod whose
 // targets weigh more than the capacity keeps them in descending order of
 // their score for that pod, each one that still fits, so the ones it sheds
-// are its lowest-scoring (for weight 1, exactly the lowest-scoring).
+// are its lowest-scoring (for weight 1, exactly the lowest-scoring). With
+// FillByWeight it sheds the fewest instead, the lightest that do
+// (keepAllButFewest); with weight 1 that is the same.
 //
 // Targets with a last pod are kept in three rounds (keepWithLastPods); an
 // input without any is kept in one, the first of them.
