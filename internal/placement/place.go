@@ -17,6 +17,9 @@ import "slices"
 // Place costs one score per open pod for each target it places, and sorting
 // by name the targets it places (not those that stay); memory grows with the
 // number of targets plus the number of pods, never with their product.
+// FillByWeight adds a radix sort of the targets it places by weight, and,
+// when it must raise its capacity, places again for each capacity its
+// bisection tries (about log2 of the heaviest weight times).
 func Place(in Input) Result {
 	if r, ok := tryPlace(in); ok {
 		return r
