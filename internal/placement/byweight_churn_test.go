@@ -106,3 +106,27 @@ func TestFillByWeightChurnOnAParetoFleet(t *testing.T) {
 func cloneTargets(targets []Target) []Target {
 	return append([]Target(nil), targets...)
 }
+
+// TestFillByWeightChurnWhileWeightsWander measures what the core alone does
+// when every weight wanders ±30 % around its mean at every placement, as
+// raw measured rates would without quantizing or hysteresis: the share of
+// targets moved per placement (each at the lower bound) and the balance.
+func TestFillByWeightChurnWhileWeightsWander(t *testing.T) {
+	means := paretoFleet(1_000, 1.2, 64, 0)
+	in := Input{Pods: ordinals(10), Targets: cloneTargets(means), Fill: FillByWeight}
+	in.Current = placeByWeight(t, in).Assignments
+	rng := rand.New(rand.NewPCG(8, 8))
+	const placements = 50
+	moved, worst := 0, 0.0
+	for range placements {
+		for i, m := range means {
+			in.Targets[i].Weight = max(1, int(math.Round(float64(m.weight())*(0.7+0.6*rng.Float64()))))
+		}
+		r := placeByWeight(t, in)
+		moved += len(r.Moves)
+		worst = max(worst, ratiosOf(in.Targets, 10, r).ratio())
+		in.Current = r.Assignments
+	}
+	t.Logf("%d placements: %.2f %% of the targets moved per placement on average, max/mean at worst %.3f",
+		placements, 100*float64(moved)/float64(placements*len(means)), worst)
+}
