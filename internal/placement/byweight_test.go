@@ -180,3 +180,22 @@ func TestFillByWeightRaisesTheCapacityForATargetThatOutgrewEveryOtherPodsRoom(t 
 		t.Errorf("moves %v (lower bound %d), want one light target off pod 0", r.Moves, r.LowerBoundMoves)
 	}
 }
+
+// TestFillByWeightShedsGreedilyNotTheLightestPair pins a case where the
+// one-at-a-time choice is not the lightest set: of 12, 8, 8, 7, 7, 3, 2 with
+// an excess of 16, two targets must go; the first pick is the lightest that
+// still lets one more reach the excess with the 12 (a 7), the second the
+// lightest that reaches what is left (the 12): 19 units, where 8 and 8 would
+// be 16. The count, two, is the lower bound either way.
+func TestFillByWeightShedsGreedilyNotTheLightestPair(t *testing.T) {
+	targets := weighted("r", 12, 8, 8, 7, 7, 3, 2)
+	r := placeByWeight(t, Input{Pods: ordinals(2), PodCapacity: 31, Targets: targets, Current: on(0, targets)})
+	seven := "r4"
+	if Score("r5", 0) < Score("r4", 0) {
+		seven = "r5"
+	}
+	want := []Move{{Target: "r1", From: 0, To: 1}, {Target: seven, From: 0, To: 1}}
+	if !reflect.DeepEqual(r.Moves, want) || r.LowerBoundMoves != 2 {
+		t.Errorf("moves %v (lower bound %d), want %v (2)", r.Moves, r.LowerBoundMoves, want)
+	}
+}

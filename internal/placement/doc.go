@@ -43,7 +43,7 @@
 //     heaviest weight if larger. FillByName widens by heaviest-1 whatever the
 //     mean, which lets pods of a heavy-tailed fleet fill 20 % above the mean.
 //   - A pod whose targets weigh more than the room it has sheds the fewest
-//     targets that bring it within, and of those the lightest (see
+//     targets that bring it within, choosing light ones first (see
 //     keepAllButFewest); a pod within capacity keeps all its targets.
 //   - The targets without a pod are placed heaviest first, alphabetically
 //     among equal weights, each on its highest-scoring pod with room. Heavy

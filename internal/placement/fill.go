@@ -16,7 +16,7 @@ const (
 	FillByName Fill = iota
 	// FillByWeight balances weights: the targets without a pod are placed
 	// heaviest first (alphabetically among equal weights), an over-capacity
-	// pod sheds the fewest targets it can (the lightest that do), and the
+	// pod sheds the fewest targets it can (light ones first), and the
 	// automatic capacity is the balanced capacity, raised only when the
 	// targets kept in place leave a target without room. The package
 	// documentation describes it and proves its bounds.

@@ -13,7 +13,7 @@ import (
 // targets weigh more than the capacity keeps them in descending order of
 // their score for that pod, each one that still fits, so the ones it sheds
 // are its lowest-scoring (for weight 1, exactly the lowest-scoring). With
-// FillByWeight it sheds the fewest instead, the lightest that do
+// FillByWeight it sheds the fewest instead, light ones first
 // (keepAllButFewest); with weight 1 that is the same.
 //
 // Targets with a last pod are kept in three rounds (keepWithLastPods); an

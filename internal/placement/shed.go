@@ -7,7 +7,7 @@ import (
 
 // keepAllButFewest keeps a group of weighted targets on a pod except the
 // fewest whose removal brings the group within the room the pod has left,
-// and of those the lightest: FillByWeight's shedding.
+// choosing light ones first: FillByWeight's shedding.
 //
 // How many must go is fixed first: k, the fewest whose weights add up to the
 // excess (total - room), counted heaviest first. Then k targets are chosen one
@@ -18,8 +18,11 @@ import (
 // fewest possible), and the weight it sheds exceeds the excess by less than
 // the last target chosen. None of them fits back: any k-1 of the group weigh
 // less than the excess, so the room left after shedding, (shed - excess), is
-// less than the weight of each one shed. With every weight 1 these are the k
-// lowest-scoring targets, as keepBestOfWeightOne keeps them.
+// less than the weight of each one shed. The set is not always the lightest
+// k targets that reach the excess (of 12, 8, 8, 7, 7, 3, 2 with an excess of
+// 16 it sheds 7 and 12, not 8 and 8), but what it sheds exceeds the excess by
+// less than its last pick. With every weight 1 these are the k lowest-scoring
+// targets, as keepBestOfWeightOne keeps them.
 //
 // Only the order of weights is needed to count and to find the lightest
 // target that qualifies; the scores are computed, and a run of equal weights
