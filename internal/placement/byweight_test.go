@@ -179,6 +179,12 @@ func TestFillByWeightRaisesTheCapacityForATargetThatOutgrewEveryOtherPodsRoom(t 
 	if len(r.Moves) != 1 || r.Moves[0].Target == targets[0].Name || r.LowerBoundMoves != 1 {
 		t.Errorf("moves %v (lower bound %d), want one light target off pod 0", r.Moves, r.LowerBoundMoves)
 	}
+	// A fixed podCapacity is not raised: pod 0 sheds the heavy target, which
+	// fits on no other pod.
+	fixed := placeByWeight(t, Input{Pods: ordinals(3), PodCapacity: 40, Targets: targets, Current: current})
+	if !slices.Equal(fixed.Unassigned, []string{targets[0].Name}) || len(fixed.Moves) != 1 {
+		t.Errorf("with podCapacity 40: unassigned %v, moves %v, want the heavy target unassigned, its one move", fixed.Unassigned, fixed.Moves)
+	}
 }
 
 // TestFillByWeightShedsGreedilyNotTheLightestPair pins a case where the
