@@ -26,7 +26,7 @@ func TestWeighReadsDeclaredWeightsOnlyWhenTheClusterWeighsByDeclared(t *testing.
 		{weighBy: "", want: Weights{}},
 		{weighBy: v1alpha1.WeighByCount, want: Weights{}},
 		{weighBy: v1alpha1.WeighByDeclared, want: Weights{Fill: placement.FillByWeight,
-			Of: map[string]int{"spine": 40, "leaf": 1, "unset": 1},
+			Of:     map[string]int{"spine": 40, "leaf": 1, "unset": 1},
 			Source: map[string]string{"spine": "Declared", "leaf": "Declared", "unset": "Declared"}}},
 	}
 	for _, tt := range tests {
