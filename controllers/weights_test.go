@@ -110,7 +110,7 @@ var _ = Describe("Cluster placing by declared weights", func() {
 		for _, units := range f.unitsOf(held, byName) {
 			placed += units
 		}
-		Expect(c.Status.UnassignedUnits).To(BeEquivalentTo(37-placed))
+		Expect(c.Status.UnassignedUnits).To(BeEquivalentTo(37 - placed))
 		Expect(c.Status.UnassignedTargets).To(BeNumerically(">=", 1))
 		Expect(condition(c, operatorv1alpha1.ConditionCapacityExhausted).Status).To(Equal(metav1.ConditionTrue))
 		unassigned := 0
