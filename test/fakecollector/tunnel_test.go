@@ -3,7 +3,7 @@ package fakecollector
 import (
 	"context"
 	"crypto/tls"
-		"strings"
+	"strings"
 	"testing"
 	"time"
 )
