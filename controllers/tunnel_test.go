@@ -173,12 +173,18 @@ var _ = Describe("Dial-in devices through the gRPC tunnel", Ordered, func() {
 		Expect(placed()).To(Equal(before))
 	})
 
-	It("says why a policy is not rendered: a match that is not a regular expression, a missing profile, no Cluster with a tunnel", func() {
+	It("says why a policy is not rendered: a match that is not a regular expression, a missing profile or Secret, no Cluster with a tunnel", func() {
 		f := tunnelFleet(1, 10)
 		policy(f, "bad-regex", "leaf-(", "routers")
 		policy(f, "no-profile", "^leaf-", "absent")
+		Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.TargetProfile{ObjectMeta: metav1.ObjectMeta{Name: "secretless", Namespace: f.ns},
+			Spec: operatorv1alpha1.TargetProfileSpec{CredentialsRef: "missing-creds"}})).To(Succeed())
+		policy(f, "no-secret", "^leaf-", "secretless")
 		Eventually(func(g Gomega) {
-			c := readyOf(g, f, "bad-regex")
+			c := readyOf(g, f, "no-secret")
+			g.Expect(c.Reason).To(Equal(operatorv1alpha1.ReasonSecretNotFound))
+			g.Expect(c.Message).To(ContainSubstring(`"missing-creds"`))
+			c = readyOf(g, f, "bad-regex")
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(operatorv1alpha1.ReasonInvalidMatch))
 			g.Expect(c.Message).To(ContainSubstring("spec.match.id"))

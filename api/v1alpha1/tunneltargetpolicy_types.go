@@ -81,7 +81,7 @@ type TunnelTargetPolicyStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Ready (True when every Cluster it selects renders it; False with InvalidMatch,
-	// ProfileNotFound, SubscriptionNotFound or NoClusters).
+	// ProfileNotFound, SubscriptionNotFound, SecretNotFound or NoClusters).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -101,7 +101,7 @@ type TunnelTargetPolicyStatus struct {
 	TunnelTargets int32 `json:"tunnelTargets,omitempty"`
 }
 
-// Reasons of a TunnelTargetPolicy's Ready condition.
+// Reasons of a TunnelTargetPolicy's Ready condition, besides ReasonSecretNotFound (a Secret of its profile).
 const (
 	ReasonRendered             = "Rendered"
 	ReasonInvalidMatch         = "InvalidMatch"

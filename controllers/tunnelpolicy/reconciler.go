@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -46,17 +48,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		profiles operatorv1alpha1.TargetProfileList
 		subs     operatorv1alpha1.SubscriptionList
 		clusters operatorv1alpha1.ClusterList
+		// Secrets through their metadata only: the operator caches no Secret's data.
+		secrets metav1.PartialObjectMetadataList
 	)
+	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 	for _, l := range []struct {
 		what string
 		list client.ObjectList
-	}{{"target profiles", &profiles}, {"subscriptions", &subs}, {"clusters", &clusters}} {
+	}{{"target profiles", &profiles}, {"subscriptions", &subs}, {"clusters", &clusters}, {"secrets", &secrets}} {
 		if err := r.List(ctx, l.list, ns); err != nil {
 			return ctrl.Result{}, fmt.Errorf("list %s: %w", l.what, err)
 		}
 	}
 	base := policy.DeepCopy()
+	var profile *operatorv1alpha1.TargetProfile
+	for i := range profiles.Items {
+		if profiles.Items[i].Name == policy.Spec.Profile {
+			profile = &profiles.Items[i]
+		}
+	}
 	computeStatus(&policy, names(profiles.Items), names(subs.Items), clusters.Items)
+	if problem := tunnelpolicy.CheckSecrets(profile, names(secrets.Items)); problem != nil &&
+		meta.IsStatusConditionTrue(policy.Status.Conditions, operatorv1alpha1.ConditionReady) {
+		// The Cluster reconciler leaves such a policy out when it renders it (render.TunnelTargetMatches).
+		meta.SetStatusCondition(&policy.Status.Conditions, metav1.Condition{Type: operatorv1alpha1.ConditionReady,
+			Status: metav1.ConditionFalse, Reason: problem.Reason, Message: problem.Message, ObservedGeneration: policy.Generation})
+	}
 	if equality.Semantic.DeepEqual(base.Status, policy.Status) {
 		return ctrl.Result{}, nil
 	}
@@ -121,8 +138,8 @@ func names[T any, PT interface {
 	return out
 }
 
-// SetupWithManager registers the reconciler: a policy wakes when it changes, and when a Cluster, TargetProfile
-// or Subscription of its namespace changes (any of them may change its status). Clusters wake it on status
+// SetupWithManager registers the reconciler: a policy wakes when it changes, when a Cluster, TargetProfile
+// or Subscription of its namespace changes, and when a Secret of its namespace comes or goes (any of them may change its status). Clusters wake it on status
 // changes too: the devices they report are its count.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
@@ -131,6 +148,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&operatorv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace)).
 		Watches(&operatorv1alpha1.TargetProfile{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace), specOrLabels).
 		Watches(&operatorv1alpha1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace), specOrLabels).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		Named("tunneltargetpolicy").
 		Complete(r)
 }

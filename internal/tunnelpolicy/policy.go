@@ -58,6 +58,24 @@ func Check(p *v1alpha1.TunnelTargetPolicy, profiles, subscriptions map[string]bo
 	return nil
 }
 
+// CheckSecrets finds a Secret the policy's profile names (credentials, TLS) that does not exist; secrets are the
+// names of the Secrets of the namespace. nil when they all do, or the profile is nil.
+func CheckSecrets(profile *v1alpha1.TargetProfile, secrets map[string]bool) *Problem {
+	if profile == nil {
+		return nil
+	}
+	refs := []string{profile.Spec.CredentialsRef}
+	if profile.Spec.TLS != nil {
+		refs = append(refs, profile.Spec.TLS.SecretRef)
+	}
+	for _, ref := range refs {
+		if ref != "" && !secrets[ref] {
+			return &Problem{v1alpha1.ReasonSecretNotFound, fmt.Sprintf("Secret %q of TargetProfile %q not found", ref, profile.Name)}
+		}
+	}
+	return nil
+}
+
 // MatchedBy is the name of the rule of matches that the collector applies to a device registering with typ
 // and id: the first by name among those that match, as gNMIc sorts them; "" when none does.
 func MatchedBy(matches map[string]gnmic.TunnelTargetMatch, typ, id string) string {

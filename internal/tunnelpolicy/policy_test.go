@@ -118,3 +118,18 @@ func FuzzMatchedByNamesAMatchingRuleBeforeWhichNoneMatches(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckSecretsNamesTheFirstMissingSecretOfTheProfile(t *testing.T) {
+	p := &v1alpha1.TargetProfile{Spec: v1alpha1.TargetProfileSpec{CredentialsRef: "creds", TLS: &v1alpha1.TargetTLS{SecretRef: "ca"}}}
+	p.Name = "routers"
+	if problem := CheckSecrets(p, map[string]bool{"creds": true, "ca": true}); problem != nil {
+		t.Errorf("both Secrets exist: %+v", problem)
+	}
+	problem := CheckSecrets(p, map[string]bool{"creds": true})
+	if problem == nil || problem.Reason != v1alpha1.ReasonSecretNotFound || !strings.Contains(problem.Message, `"ca"`) {
+		t.Errorf("missing TLS Secret: %+v", problem)
+	}
+	if CheckSecrets(nil, nil) != nil || CheckSecrets(&v1alpha1.TargetProfile{}, nil) != nil {
+		t.Error("no profile, or one that names no Secret, lacks nothing")
+	}
+}
