@@ -63,6 +63,7 @@ var _ = Describe("Dial-in devices through the gRPC tunnel", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		roots := x509.NewCertPool()
 		Expect(roots.AppendCertsFromPEM(device.Data["ca.crt"])).To(BeTrue())
+		var dialled time.Time
 		for id, pod := range devices {
 			var addr string
 			Eventually(func() bool { var ok bool; addr, ok = collectors.TunnelAddr(fleet.Namespace, pod); return ok }).
@@ -71,6 +72,7 @@ var _ = Describe("Dial-in devices through the gRPC tunnel", Ordered, func() {
 				ServerName: fmt.Sprintf("%s.%s.%s.svc", pod, fleet.Cluster, fleet.Namespace), MinVersion: tls.VersionTLS12}, id, "GNMI_GNOI")
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(d.Close)
+			dialled = time.Now()
 		}
 
 		By("reading each device on its pod in the Cluster's status, attributed to the policy")
@@ -91,6 +93,8 @@ var _ = Describe("Dial-in devices through the gRPC tunnel", Ordered, func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: fleet.Namespace, Name: "edges"}, &p)).To(Succeed())
 			g.Expect(p.Status.TunnelTargets).To(Equal(int32(len(devices))))
 		}).WithTimeout(time.Minute).Should(Succeed())
+		AddReportEntry("from the last device's registration to both devices in the Cluster's and the policy's status",
+			time.Since(dialled).Round(10*time.Millisecond).String())
 		for id, pod := range devices {
 			runs := collectors.Runs(fleet.Namespace)
 			Expect(runs[pod]).To(HaveKeyWithValue(id, true), "the collector of %s collects %s", pod, id)
