@@ -17,6 +17,8 @@ func TestPlacementMetricsExportEachClustersStatusAsGauges(t *testing.T) {
 	edge.Status.TargetsCount = 109
 	edge.Status.SkippedTargets = 2
 	edge.Status.PodCapacity = 50
+	edge.Status.Collectors[1].TunnelTargetsCount = 3 // dial-in devices take room on the pod they reached
+	edge.Status.TunnelTargets = 3
 	edge.Status.PodStatuses = map[string][]string{
 		operatorv1alpha1.PodReady:       {"edge-0", "edge-1"},
 		operatorv1alpha1.PodUnavailable: {"edge-2"},
@@ -48,9 +50,12 @@ gnmic_cluster_skipped_targets{cluster="edge",namespace="telemetry"} 2
 # HELP gnmic_cluster_targets Targets the Cluster's pipelines select (status.targetsCount).
 # TYPE gnmic_cluster_targets gauge
 gnmic_cluster_targets{cluster="edge",namespace="telemetry"} 109
-# HELP gnmic_cluster_targets_present Targets the Cluster's collector pods acknowledged.
+# HELP gnmic_cluster_targets_present Targets the Cluster's collector pods hold: those they acknowledged and the dial-in devices they run.
 # TYPE gnmic_cluster_targets_present gauge
-gnmic_cluster_targets_present{cluster="edge",namespace="telemetry"} 100
+gnmic_cluster_targets_present{cluster="edge",namespace="telemetry"} 103
+# HELP gnmic_cluster_tunnel_targets Dial-in devices the Cluster's collector pods run through their tunnel servers (status.tunnelTargets).
+# TYPE gnmic_cluster_tunnel_targets gauge
+gnmic_cluster_tunnel_targets{cluster="edge",namespace="telemetry"} 3
 # HELP gnmic_cluster_unassigned_targets Targets no collector pod of the Cluster could take (status.unassignedTargets).
 # TYPE gnmic_cluster_unassigned_targets gauge
 gnmic_cluster_unassigned_targets{cluster="edge",namespace="telemetry"} 7
@@ -62,6 +67,11 @@ gnmic_cluster_pod_capacity{cluster="edge",namespace="telemetry"} 50
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-0"} 50
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-1"} 50
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-2"} 0
+# HELP gnmic_collector_tunnel_targets Dial-in devices the collector pod runs through its tunnel server (status.collectors[].tunnelTargetsCount).
+# TYPE gnmic_collector_tunnel_targets gauge
+gnmic_collector_tunnel_targets{cluster="edge",namespace="telemetry",pod="edge-0"} 0
+gnmic_collector_tunnel_targets{cluster="edge",namespace="telemetry",pod="edge-1"} 3
+gnmic_collector_tunnel_targets{cluster="edge",namespace="telemetry",pod="edge-2"} 0
 `
 	if err := testutil.CollectAndCompare(collector, strings.NewReader(want)); err != nil {
 		t.Fatal(err)

@@ -148,6 +148,12 @@ type ClusterSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
+	// GRPCTunnel runs gNMIc's gRPC tunnel server on every collector pod, for devices that dial in; the
+	// Cluster's TunnelTargetPolicies say which of them are collected and how (docs/dial-in.md). Off unless set.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="gRPC Tunnel (dial-in devices)",xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
+	GRPCTunnel *GRPCTunnelSpec `json:"grpcTunnel,omitempty"`
 }
 
 // ClusterDomain is one failure domain of a Cluster: where its pods run, and how many it may have.
@@ -408,6 +414,12 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unassigned Targets",xDescriptors="urn:alm:descriptor:text"
 	UnassignedTargets int32 `json:"unassignedTargets"`
 
+	// TunnelTargets is the number of dial-in devices the collector pods run through their tunnel servers
+	// (spec.grpcTunnel), summed over status.collectors.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Dial-in Targets",xDescriptors="urn:alm:descriptor:text"
+	TunnelTargets int32 `json:"tunnelTargets,omitempty"`
+
 	// SkippedTargets is the number of selected targets whose configuration cannot be rendered (a missing
 	// Secret or key, a missing profile, …): they are sent to no collector and take no capacity. Each says why
 	// in its status.
@@ -533,6 +545,17 @@ type CollectorStatus struct {
 	// Error of the last failed push to this pod; empty once a push succeeds.
 	// +optional
 	Error string `json:"error,omitempty"`
+	// TunnelTargetsCount is the number of dial-in devices the pod's collector runs through its tunnel server
+	// (spec.grpcTunnel), as it last reported them. They are not placed by the operator (a device stays on the
+	// pod its tunnel reached) and come on top of Targets.
+	// +optional
+	TunnelTargetsCount int32 `json:"tunnelTargetsCount,omitempty"`
+	// TunnelTargets lists those devices, by ID, at most MaxTunnelTargetsListed of them.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=map
+	// +listMapKey=id
+	// +optional
+	TunnelTargets []TunnelTargetStatus `json:"tunnelTargets,omitempty"`
 }
 
 // Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,

@@ -31,6 +31,7 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	st.SkippedTargets = int32(w.skippedTargets())
 	st.PodCapacity = int32(plan.result.Capacity)
 	st.ReadyReplicas = 0
+	st.TunnelTargets = 0
 	st.Collectors = st.Collectors[:0]
 	ordinals := make([]int, 0, len(pushed.pods))
 	for o := range pushed.pods {
@@ -42,6 +43,7 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		if pp.status.Ready {
 			st.ReadyReplicas++
 		}
+		st.TunnelTargets += pp.status.TunnelTargetsCount
 		st.Collectors = append(st.Collectors, pp.status)
 	}
 
@@ -50,6 +52,9 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		st.TargetsCount, st.UnassignedTargets)
 	if st.SkippedTargets > 0 {
 		st.Summary += fmt.Sprintf(", %d skipped", st.SkippedTargets)
+	}
+	if st.TunnelTargets > 0 {
+		st.Summary += fmt.Sprintf(", %d dial-in", st.TunnelTargets)
 	}
 
 	r.reportDomains(cluster, w)
