@@ -30,9 +30,9 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	st.UnassignedTargets = int32(len(plan.result.Unassigned))
 	st.SkippedTargets = int32(w.skippedTargets())
 	st.PodCapacity = int32(plan.result.Capacity)
-	st.TargetUnits = int32(w.weights.Units(w.placeable()))
 	st.UnassignedUnits = int32(w.weights.Units(plan.result.Unassigned))
 	st.ReadyReplicas = 0
+	st.TunnelTargets = 0
 	st.Collectors = st.Collectors[:0]
 	ordinals := make([]int, 0, len(pushed.pods))
 	for o := range pushed.pods {
@@ -44,16 +44,23 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		if pp.status.Ready {
 			st.ReadyReplicas++
 		}
+		st.TunnelTargets += pp.status.TunnelTargetsCount
 		collector := pp.status
 		collector.TargetUnits = int32(w.weights.Units(plan.onPod[o]))
 		st.Collectors = append(st.Collectors, collector)
 	}
 
+	// The demand in units: the placed targets by weight, and the dial-in devices, which take room but have no
+	// weight of their own, one unit each (as targets_demand counts them).
+	st.TargetUnits = int32(w.weights.Units(w.placeable())) + st.TunnelTargets
 	st.PodStatuses = podStatuses(plan, pushed)
 	st.Summary = fmt.Sprintf("%d/%d pods ready, %d targets, %d unassigned", st.ReadyReplicas, len(w.desired),
 		st.TargetsCount, st.UnassignedTargets)
 	if st.SkippedTargets > 0 {
 		st.Summary += fmt.Sprintf(", %d skipped", st.SkippedTargets)
+	}
+	if st.TunnelTargets > 0 {
+		st.Summary += fmt.Sprintf(", %d dial-in", st.TunnelTargets)
 	}
 	if w.weights.Weighed() {
 		st.Summary += fmt.Sprintf(", %d/%d units assigned", st.TargetUnits-st.UnassignedUnits, st.TargetUnits)
