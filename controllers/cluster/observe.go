@@ -50,6 +50,9 @@ type world struct {
 	// on while it is not there (status' lastPod).
 	current map[string]int
 	last    map[string]int
+	// weights is what each selected target weighs in placement, and how the pods fill; the zero value by
+	// count.
+	weights clusterplacement.Weights
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
 	apiTLS *credentials.APITLS
 	// fingerprintKey keys the fingerprints of the collectors' configurations (credentials.FingerprintKey).
@@ -146,6 +149,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		inputs    operatorv1alpha1.InputList
 		procs     operatorv1alpha1.ProcessorList
 		profiles  operatorv1alpha1.TargetProfileList
+		policies  operatorv1alpha1.TunnelTargetPolicyList
 		pods      corev1.PodList
 	)
 	for _, l := range []struct {
@@ -160,6 +164,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		{"inputs", &inputs, []client.ListOption{ns}},
 		{"processors", &procs, []client.ListOption{ns}},
 		{"target profiles", &profiles, []client.ListOption{ns}},
+		{"tunnel target policies", &policies, []client.ListOption{ns}},
 		{"pods", &pods, []client.ListOption{ns, client.MatchingLabels(workload.Labels(cluster))}},
 	} {
 		if err := r.List(ctx, l.list, l.opts...); err != nil {
@@ -184,19 +189,25 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		w.conn.Profiles[profiles.Items[i].Name] = &profiles.Items[i]
 	}
 	// The Secrets of targets (credentials, TLS) and those the Outputs and Inputs take values from.
+	tunnel := tunnelPolicies(cluster, policies.Items, w.conn.Profiles, subs.Items)
+	tunnelSecretNames, tunnelTLSSecrets := tunnelSecrets(tunnel, w.conn.Profiles)
 	secretNames := append(selection.SecretsOf(w.selection, w.conn.Profiles), render.ConfigSecrets(w.selection)...)
+	secretNames = append(secretNames, tunnelSecretNames...)
 	slices.Sort(secretNames)
 	secrets, err := r.credentials.Secrets(ctx, cluster.Namespace, slices.Compact(secretNames))
 	if err != nil {
 		return nil, err
 	}
 	w.conn.Secrets = secrets
-	if w.targetTLS, err = r.credentials.TargetTLS(ctx, cluster, selection.TLSSecretsOf(w.selection, w.conn.Profiles), secrets); err != nil {
+	tlsSecrets := append(selection.TLSSecretsOf(w.selection, w.conn.Profiles), tunnelTLSSecrets...)
+	slices.Sort(tlsSecrets)
+	if w.targetTLS, err = r.credentials.TargetTLS(ctx, cluster, slices.Compact(tlsSecrets), secrets); err != nil {
 		return nil, err
 	}
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
 	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
+	addTunnelTargetMatches(ctx, w, tunnel, subs.Items)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {
 		if skip.Kind == selection.KindTarget {
@@ -214,6 +225,9 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	if err := r.credentials.GNMITLS(ctx, cluster, own); err != nil {
 		return nil, err
 	}
+	if err := r.credentials.TunnelTLS(ctx, cluster, own); err != nil {
+		return nil, err
+	}
 
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -229,5 +243,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		return nil, err
 	}
 	w.current, w.last = clusterplacement.Recorded(cluster, w.selection)
+	w.weights = clusterplacement.Weigh(cluster, w.selection)
 	return w, nil
 }

@@ -2,12 +2,16 @@ package placement
 
 import "slices"
 
-// assignRest gives every target that has no pod yet, in alphabetical order,
-// the highest-scoring pod that still has room for its weight. A target that
-// fits nowhere stays unplaced.
+// assignRest gives every target that has no pod yet, in alphabetical order
+// (or in p.order), the highest-scoring pod that still has room for its
+// weight. A target that fits nowhere stays unplaced.
 func (p *planner) assignRest() {
 	open := p.openPods()
-	for k := range p.queue {
+	for n := range p.queue {
+		k := n
+		if p.order != nil {
+			k = int(p.order[n])
+		}
 		q := &p.queue[k]
 		if q.weight > p.capacity {
 			continue

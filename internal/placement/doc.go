@@ -33,6 +33,54 @@
 // not depend on the order of the input; and a target's score for a pod
 // depends on nothing but the target's name and the pod's ordinal.
 //
+// # Filling by weight
+//
+// The steps above are FillByName, the default. Input.Fill = FillByWeight
+// balances weights instead of merely counting them:
+//
+//   - The automatic capacity is the balanced capacity: the even share
+//     ceil(total/pods) plus a slack of min(heaviest-1, floor(mean/25)), or the
+//     heaviest weight if larger. FillByName widens by heaviest-1 whatever the
+//     mean, which lets pods of a heavy-tailed fleet fill 20 % above the mean.
+//   - A pod whose targets weigh more than the room it has sheds the fewest
+//     targets that bring it within, choosing light ones first (see
+//     keepAllButFewest); a pod within capacity keeps all its targets.
+//   - The targets without a pod are placed heaviest first, alphabetically
+//     among equal weights, each on its highest-scoring pod with room. Heavy
+//     targets go while every pod has room for them, light ones fill the
+//     gaps. Equal weights go by name, not by score, so that with every
+//     weight 1 the order is FillByName's.
+//   - With automatic capacity, when a target finds no room (the pods' room
+//     is scattered in pieces too small for it, say a heavy target joining a
+//     full fleet), the capacity is raised to the lowest at which every
+//     target has room, found by bisection between the balanced capacity and
+//     FillByName's widened one, at which everything fits whatever was kept.
+//     Result.Capacity is the capacity used.
+//
+// Moves are at the lower bound, whatever the weights, when no target is away
+// from its last pod: len(Result.Moves) == Result.LowerBoundMoves for the
+// capacity used. Every move is forced: a target whose pod is gone moves, and
+// so does every target an over-capacity pod sheds; a pod within capacity
+// sheds nothing. An over-capacity pod sheds exactly k targets, k the fewest
+// whose weights reach its excess (counted heaviest first, as
+// LowerBoundMoves counts them), and none of them comes back: any k-1 of its
+// targets weigh less than the excess, so once k are shed its room is less
+// than the weight of each. Targets without a current pod are not moves.
+// In weight units, what leaves a pod is at least its excess, as for any
+// placement within the capacity, and less than the excess plus the
+// heaviest target it sheds.
+//
+// With every weight 1 FillByWeight is FillByName, result for result: the
+// balanced capacity is ceil(targets/pods), the fill order is the name
+// order, shedding keeps the best-scoring, and the fill never needs a raise.
+//
+// A result is a fixed point (fed back as Current, nothing moves) when its
+// capacity was not raised. A raised capacity can come down on the next
+// placement, with the moves that takes, again at the lower bound. Fed back
+// again and again, such results settle within a few placements in the
+// property tests, the capacity never rising (a bisection over a feasibility
+// that need not be monotone promises no more than that it tests).
+//
 // The score function is part of this package's contract. Changing it changes
 // which pod every target prefers: an operator upgrade that carried a new score
 // function would reshuffle every fleet placed afresh (for example after its

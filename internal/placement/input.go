@@ -22,6 +22,9 @@ type Input struct {
 	// one by one and each takes its own targets back. An entry equal to the
 	// target's current pod, or for a name not in Targets, is ignored.
 	Last map[string]int
+	// Fill is how the pods are filled, and with it the automatic capacity:
+	// FillByName (the zero value) or FillByWeight.
+	Fill Fill
 }
 
 // Target is one target to place.

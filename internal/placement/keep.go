@@ -12,7 +12,9 @@ import (
 // Invariant: no pod's load exceeds the capacity, not even here. A pod whose
 // targets weigh more than the capacity keeps them in descending order of
 // their score for that pod, each one that still fits, so the ones it sheds
-// are its lowest-scoring (for weight 1, exactly the lowest-scoring).
+// are its lowest-scoring (for weight 1, exactly the lowest-scoring). With
+// FillByWeight it sheds the fewest instead, light ones first
+// (keepAllButFewest); with weight 1 that is the same.
 //
 // Targets with a last pod are kept in three rounds (keepWithLastPods); an
 // input without any is kept in one, the first of them.
@@ -77,6 +79,13 @@ func (p *planner) keepWithLastPods(members [][]int32, s *shedding) {
 // shedding is scratch space reused from one over-capacity pod to the next.
 type shedding struct {
 	ranked []rankedEntry
+	prefix []int   // keepAllButFewest: the weight of the j heaviest
+	below  []int32 // keepAllButFewest: the last position still in the group at or before j
+	out    []bool  // keepAllButFewest: the positions shed
+	// keepAllButFewest: the group by weight, and the runs of equal weights
+	// already sorted by score (by their first position)
+	byWeight []weighed
+	sorted   []bool
 }
 
 // keepBest keeps the best of a group of targets on a pod while they fit in
@@ -92,6 +101,8 @@ func (p *planner) keepBest(pod int, group []int32, s *shedding) {
 		p.keepAll(pod, group, total)
 	case heaviest == 1:
 		p.keepBestOfWeightOne(pod, group, room, s)
+	case p.fill == FillByWeight:
+		p.keepAllButFewest(pod, group, total, room, s)
 	default:
 		p.keepBestThatFit(pod, group, s)
 	}

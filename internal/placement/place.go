@@ -3,7 +3,8 @@ package placement
 import "slices"
 
 // Place decides which pod each target goes to; the package documentation
-// describes how.
+// describes how. An Input.Fill other than FillByName and FillByWeight is read
+// as FillByName.
 //
 // Place is a pure function: it reads nothing but its input, and the same
 // input in any order gives the same Result. It accepts any input and never
@@ -16,6 +17,9 @@ import "slices"
 // Place costs one score per open pod for each target it places, and sorting
 // by name the targets it places (not those that stay); memory grows with the
 // number of targets plus the number of pods, never with their product.
+// FillByWeight adds a radix sort of the targets it places by weight, and,
+// when it must raise its capacity, places again for each capacity its
+// bisection tries (about log2 of the heaviest weight times).
 func Place(in Input) Result {
 	if r, ok := tryPlace(in); ok {
 		return r
@@ -31,11 +35,16 @@ func Place(in Input) Result {
 func tryPlace(in Input) (Result, bool) {
 	pods := newPodSet(in.Pods)
 	entries := newEntries(in.Targets, in.Current, in.Last, &pods)
+	fill := in.Fill
+	if fill != FillByWeight {
+		fill = FillByName
+	}
 	p := &planner{
 		targets:   in.Targets,
 		pods:      pods,
 		entries:   entries,
-		capacity:  capacityFor(in.PodCapacity, entries, pods.len()),
+		fill:      fill,
+		capacity:  capacityFor(fill, in.PodCapacity, entries, pods.len()),
 		load:      make([]int, pods.len()),
 		returning: slices.ContainsFunc(entries, func(e entry) bool { return e.away() }),
 	}
@@ -44,18 +53,28 @@ func tryPlace(in Input) (Result, bool) {
 	if p.queueHasDuplicates() {
 		return Result{}, false
 	}
-	p.assignRest()
+	if fill == FillByWeight {
+		if !p.fillHeaviestFirst(in.PodCapacity > 0) {
+			return Result{}, false
+		}
+	} else {
+		p.assignRest()
+	}
 	return p.result(in.PodCapacity > 0)
 }
 
 // planner holds one placement while it is being decided.
 type planner struct {
-	targets    []Target
-	pods       podSet
-	entries    []entry // entry i is targets[i]
-	capacity   int
-	load       []int    // per pod index
-	queue      []queued // the entries left to place after keepCurrent, by name
+	targets  []Target
+	pods     podSet
+	entries  []entry // entry i is targets[i]
+	fill     Fill
+	capacity int
+	load     []int    // per pod index
+	queue    []queued // the entries left to place after keepCurrent, by name
+	// order, when not nil, is the order in which assignRest places the
+	// queue: positions in queue, heaviest first (FillByWeight).
+	order      []int32
 	lowerBound int
 	// returning tells whether some target has a last pod other than its
 	// current one; returned counts those that went back to it, and returns

@@ -3,7 +3,8 @@ package placement
 // Result is the outcome of Place.
 type Result struct {
 	// Capacity is the bound on every pod's load, in weight units, that this
-	// placement used: the fixed podCapacity or the automatic one.
+	// placement used: the fixed podCapacity or the automatic one (with
+	// FillByWeight, raised when a target would otherwise find no room).
 	Capacity int
 	// Assignments maps every assigned target's name to its pod's ordinal.
 	Assignments map[string]int
@@ -28,7 +29,8 @@ type Result struct {
 	// the fewest of them whose removal brings it within Capacity (the
 	// heaviest first; with weight 1 that is the excess count). With every
 	// weight 1 and no target away from its Last pod, len(Moves) always
-	// equals it; a target going back to its last pod is a move on top.
+	// equals it, and with FillByWeight whatever the weights; a target going
+	// back to its last pod is a move on top.
 	LowerBoundMoves int
 	// Returned counts the targets that went back to their Last pod, with a
 	// current pod (a move) or without one.

@@ -16,7 +16,7 @@ func (e *InputError) Error() string {
 }
 
 // Validate reports the first problem in the input as an *InputError, or nil.
-// Problems are looked for in a fixed order (pods, podCapacity, targets in
+// Problems are looked for in a fixed order (pods, podCapacity, fill, targets in
 // input order, then current and last by name), so the answer is deterministic.
 //
 // Place accepts input that Validate rejects (see Place); a caller that wants
@@ -27,6 +27,9 @@ func (in Input) Validate() error {
 	}
 	if in.PodCapacity < 0 {
 		return invalid("podCapacity", "must not be negative, got %d", in.PodCapacity)
+	}
+	if in.Fill != FillByName && in.Fill != FillByWeight {
+		return invalid("fill", "must be ByName (%d) or ByWeight (%d), got %d", FillByName, FillByWeight, in.Fill)
 	}
 	if err := validateTargets(in.Targets); err != nil {
 		return err

@@ -3,11 +3,8 @@
 package e2e_test
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,7 +24,7 @@ type bulkResult struct {
 	// collector and collects; StatusAfterLastCreate until every Target's status says Assigned and collecting.
 	CollectedAfterLastCreate float64 `json:"secondsFromLastCreateToFullyCollected"`
 	StatusAfterLastCreate    float64 `json:"secondsFromLastCreateToEveryStatusAssignedAndCollecting"`
-	// OperatorCPUSeconds is the CPU time (user + system) of every operator process from the first create
+	// OperatorCPUSeconds is the CPU time (user + system) of every operator container from the first create
 	// until every status was written.
 	OperatorCPUSeconds float64 `json:"operatorCPUSeconds"`
 	// Applies is how many configurations the collectors were sent in all; LargestApply the most target
@@ -51,7 +48,8 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 
 	It("collects every target soon after the last one is created, for little operator CPU", func() {
 		tracker := trackCollection(fleet.Namespace, nil)
-		cpuBefore := operatorCPU()
+		cpuBefore, err := cp.OperatorCPU()
+		Expect(err).NotTo(HaveOccurred())
 		start := time.Now()
 		createConcurrently(fleet, targets, tracker.Expect)
 		lastCreate := time.Now()
@@ -66,7 +64,9 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		Eventually(func(g Gomega) { everyStatusAssignedAndCollecting(g, fleet, targets) }).
 			WithTimeout(10 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		statusDone := time.Since(lastCreate)
-		cpu := operatorCPU() - cpuBefore
+		cpuAfter, err := cp.OperatorCPU()
+		Expect(err).NotTo(HaveOccurred())
+		cpu := harness.CPUSince(cpuBefore, cpuAfter)
 		figures := tracker.Stop()
 
 		res := bulkResult{Scenario: "bulk-arrival", Pods: int(fleet.Replicas), Targets: targets,
@@ -98,40 +98,4 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// operatorCPU is the CPU time (user + system) used so far by every running operator process: the processes
-// whose executable is the operator binary the suite runs.
-func operatorCPU() time.Duration {
-	binary := os.Getenv("E2E_OPERATOR_BINARY")
-	Expect(binary).NotTo(BeEmpty(), "E2E_OPERATOR_BINARY names the operator binary")
-	binary, err := filepath.Abs(binary)
-	Expect(err).NotTo(HaveOccurred())
-	entries, err := os.ReadDir("/proc")
-	Expect(err).NotTo(HaveOccurred())
-	var total time.Duration
-	found := 0
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || strings.TrimSuffix(exe, " (deleted)") != binary {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the command (which is in parentheses and may hold spaces): utime is the 14th field of
-		// the line, stime the 15th, in clock ticks of 1/100 s.
-		rest := stat[bytes.LastIndexByte(stat, ')')+2:]
-		fields := strings.Fields(string(rest))
-		utime, _ := strconv.Atoi(fields[11])
-		stime, _ := strconv.Atoi(fields[12])
-		total += time.Duration(utime+stime) * 10 * time.Millisecond
-		found++
-	}
-	Expect(found).To(BeNumerically(">", 0), "no running process of %s", binary)
-	return total
 }

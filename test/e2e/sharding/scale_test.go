@@ -4,7 +4,6 @@ package sharding
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,16 +223,13 @@ func heapInUseTop(ctx context.Context, address string) ([]string, error) {
 	return lines, nil
 }
 
-// cpuSeconds is a process's user and system CPU time.
+// cpuSeconds is a process's user and system CPU time; 0 once the process is gone.
 func cpuSeconds(pid int) float64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t, err := harness.ProcessCPU(pid)
 	if err != nil {
 		return 0
 	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-	utime, _ := strconv.Atoi(fields[11])
-	stime, _ := strconv.Atoi(fields[12])
-	return float64(utime+stime) / 100
+	return t.Seconds()
 }
 
 // othersCPUSeconds is the CPU seconds so far of every control plane process, by name, and of this process
