@@ -103,6 +103,9 @@ func run(ctx context.Context, o options) error {
 	if err := (&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up tunnel target policy controller: %w", err)
 	}
+	if err := setupTargetSource(mgr, balancerShard); err != nil {
+		return err
+	}
 
 	if o.watchNamespace != "" {
 		o.metricsAPI.WatchNamespaces = strings.Split(o.watchNamespace, ",")
