@@ -54,7 +54,6 @@ type handler struct {
 	sources   sourceFinder
 	snapshots snapshots
 	notify    notifier
-	maxBody   int64
 }
 
 // answer is the JSON body of every response.
@@ -95,7 +94,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errNoCredential):
 		// Said in the log and an Event, not to a sender that is not authenticated.
 		logger.Error(err, "push refused: nothing can authenticate")
-		h.notify.event(src, true, "PushRefused", "a post was refused: "+err.Error())
+		h.notify.event(src, true, EventPushRefused, "a post was refused: "+err.Error())
+		w.Header().Set("WWW-Authenticate", challenge(src.Credential.Scheme))
 		h.refuse(w, &src, http.StatusUnauthorized, resultUnauthenticated, "unauthenticated")
 		return
 	case err != nil:
@@ -108,12 +108,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body, err := readBody(w, r, h.maxBody)
+	body, err := readBody(w, r, src.MaxBodyBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.refuse(w, &src, http.StatusRequestEntityTooLarge, resultTooLarge,
-				fmt.Sprintf("body larger than %d bytes (--targetsource-push-max-body-bytes)", h.maxBody))
+				fmt.Sprintf("body larger than %d bytes (spec.push.maxBodyBytes, at most --targetsource-push-max-body-bytes)", src.MaxBodyBytes))
 			return
 		}
 		h.refuse(w, &src, http.StatusBadRequest, resultInvalid, "read body: "+err.Error())
@@ -122,7 +122,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := src.Credential.Authenticate(r.Header, body); err != nil {
 		// The reason helps the sender's operator and reveals nothing of the secret.
 		logger.Info("push refused", "reason", err.Error())
-		h.notify.event(src, true, "PushRefused", "an unauthenticated post was refused: "+err.Error())
+		h.notify.event(src, true, EventPushRefused, "an unauthenticated post was refused: "+err.Error())
 		w.Header().Set("WWW-Authenticate", challenge(src.Credential.Scheme))
 		h.refuse(w, &src, http.StatusUnauthorized, resultUnauthenticated, err.Error())
 		return
@@ -162,7 +162,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if delta {
 			kind = "delta"
 		}
-		h.notify.event(src, false, "Pushed", fmt.Sprintf("a %s was stored: %d records", kind, stored.Records))
+		h.notify.event(src, false, EventPushed, fmt.Sprintf("a %s was stored: %d records", kind, stored.Records))
 		// The snapshot is stored: were waking the controller to fail, it reads it at its next poll.
 		if err := h.notify.pushed(ctx, src, stored); err != nil {
 			logger.Error(err, "push stored; waking the TargetSource's controller failed: it syncs at its next poll")
@@ -179,7 +179,7 @@ func (h *handler) storeFailed(ctx context.Context, w http.ResponseWriter, src So
 	case errors.Is(err, errTooLarge):
 		h.refuse(w, &src, http.StatusRequestEntityTooLarge, resultTooLarge, err.Error())
 	case errors.Is(err, errNotOwned):
-		h.notify.event(src, true, "PushRefused", err.Error())
+		h.notify.event(src, true, EventPushRefused, err.Error())
 		h.refuse(w, &src, http.StatusConflict, resultConflict, err.Error())
 	case errors.Is(err, push.ErrInvalid):
 		h.refuse(w, &src, http.StatusBadRequest, resultInvalid, err.Error())

@@ -51,6 +51,11 @@ type Source struct {
 	KeyField string
 	// Credential authenticates its posts.
 	Credential push.Credential
+	// MaxBodyBytes is the largest post read for it.
+	MaxBodyBytes int64
+
+	// object is the TargetSource, for its Events.
+	object client.Object
 }
 
 func (s Source) key() types.NamespacedName { return types.NamespacedName{Namespace: s.Namespace, Name: s.Name} }
