@@ -14,6 +14,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
+	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
 )
 
 // providerName is the provider a TargetSource's spec sets, as status.provider shows it.
@@ -48,6 +49,8 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 		if err != nil {
 			return nil, "", err
 		}
+	case ts.Spec.Push != nil:
+		p = pushendpoint.NewProvider(r.APIReader, ts)
 	default:
 		return nil, "", errNoProvider
 	}
