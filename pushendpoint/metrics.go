@@ -7,17 +7,17 @@ import (
 
 // Results of a post, the values of the result label.
 const (
-	resultApplied          = "applied"           // stored: the snapshot changed
-	resultUnchanged        = "unchanged"         // authenticated and valid, the records as they were
-	resultUnauthenticated  = "unauthenticated"   // 401
-	resultTooLarge         = "too_large"         // 413: the body, or the snapshot once compressed
-	resultInvalid          = "invalid"           // 400
-	resultNotFound         = "not_found"         // 404: no such TargetSource, or not a path of the endpoint
-	resultNotPush          = "not_push"          // 409: the TargetSource's provider is not push
-	resultConflict         = "conflict"          // 409: the snapshot's ConfigMap belongs to someone else
+	resultApplied          = "applied"            // stored: the snapshot changed
+	resultUnchanged        = "unchanged"          // authenticated and valid, the records as they were
+	resultUnauthenticated  = "unauthenticated"    // 401
+	resultTooLarge         = "too_large"          // 413: the body, or the snapshot once compressed
+	resultInvalid          = "invalid"            // 400
+	resultNotFound         = "not_found"          // 404: no such TargetSource, or not a path of the endpoint
+	resultNotPush          = "not_push"           // 409: the TargetSource's provider is not push
+	resultConflict         = "conflict"           // 409: the snapshot's ConfigMap belongs to someone else
 	resultMethodNotAllowed = "method_not_allowed" // 405
 	resultUnsupported      = "unsupported_media"  // 415
-	resultError            = "error"             // 500: the API server failed
+	resultError            = "error"              // 500: the API server failed
 )
 
 // postsTotal counts posts by TargetSource and result. A post naming no existing push TargetSource is counted

@@ -82,4 +82,3 @@ func (k *kubeSources) find(ctx context.Context, key types.NamespacedName) (Sourc
 	src.Credential.Secret = []byte(value)
 	return src, nil
 }
-

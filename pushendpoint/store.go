@@ -58,7 +58,9 @@ type Source struct {
 	object client.Object
 }
 
-func (s Source) key() types.NamespacedName { return types.NamespacedName{Namespace: s.Namespace, Name: s.Name} }
+func (s Source) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: s.Namespace, Name: s.Name}
+}
 
 // Stored describes the snapshot a post left.
 type Stored struct {
