@@ -1,0 +1,250 @@
+package pushendpoint_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
+	"github.com/gnmic-operator/gnmic-operator/internal/push"
+	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
+)
+
+// pushSource is a namespace with a Secret and a push TargetSource authenticated by it.
+type pushSource struct {
+	ns, name string
+	secret   string
+	ts       *operatorv1alpha1.TargetSource
+}
+
+var sourceCount int
+
+// newPushSource makes a namespace, the Secret push-auth with key secret, and a TargetSource posting to it with
+// a bearer token (hmac false) or an HMAC signature.
+func newPushSource(hmac bool) *pushSource {
+	GinkgoHelper()
+	sourceCount++
+	s := &pushSource{ns: fmt.Sprintf("push-%d", sourceCount), name: "inventory", secret: "s3cret-" + fmt.Sprint(sourceCount)}
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})).To(Succeed())
+	// The trailing newline of a Secret made from a file is not part of the secret.
+	Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "push-auth"},
+		Data: map[string][]byte{"secret": []byte(s.secret + "\n")}})).To(Succeed())
+	ref := &operatorv1alpha1.SecretKeyReference{Name: "push-auth", Key: "secret"}
+	auth := operatorv1alpha1.PushAuth{BearerTokenRef: ref}
+	if hmac {
+		auth = operatorv1alpha1.PushAuth{HMACSecretRef: ref}
+	}
+	s.ts = &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: s.name},
+		Spec: operatorv1alpha1.TargetSourceSpec{Push: &operatorv1alpha1.PushInventory{Auth: auth}}}
+	Expect(k8sClient.Create(ctx, s.ts)).To(Succeed())
+	Eventually(func(g Gomega) {
+		code, _ := post(replicas[0], s.path(), "[]", nil)
+		g.Expect(code).To(Equal(401), "both replicas' caches hold the TargetSource")
+		code, _ = post(replicas[1], s.path(), "[]", nil)
+		g.Expect(code).To(Equal(401))
+	}).Should(Succeed())
+	return s
+}
+
+func (s *pushSource) path() string { return "/targetsources/" + s.ns + "/" + s.name }
+
+func (s *pushSource) bearer() map[string]string { return map[string]string{"Authorization": "Bearer " + s.secret} }
+
+func (s *pushSource) signature(body string) map[string]string {
+	return map[string]string{push.SignatureHeader: push.SignatureHeaderValue([]byte(s.secret), []byte(body))}
+}
+
+func (s *pushSource) configMap() (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{}
+	err := k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: pushendpoint.ConfigMapName(s.name)}, cm)
+	return cm, err
+}
+
+// names fetches the stored snapshot as the controller of the replica that syncs the TargetSource does.
+func names(snap inventory.Snapshot) []string {
+	var out []string
+	for _, r := range snap.Records {
+		out = append(out, fmt.Sprint(r["name"]))
+	}
+	return out
+}
+
+func devices(names ...string) string {
+	var records []string
+	for _, n := range names {
+		records = append(records, fmt.Sprintf(`{"name":%q,"address":"10.0.0.1"}`, n))
+	}
+	return "[" + strings.Join(records, ",") + "]"
+}
+
+var _ = Describe("The TargetSource push endpoint", func() {
+	It("refuses unauthenticated posts and stores nothing", func() {
+		s := newPushSource(false)
+		for _, header := range []map[string]string{
+			nil,
+			{"Authorization": "Bearer wrong"},
+			{"Authorization": "Basic " + s.secret},
+			s.signature(devices("r1")),
+		} {
+			code, answer := post(replicas[0], s.path(), devices("r1"), header)
+			Expect(code).To(Equal(401), answer)
+		}
+		_, err := s.configMap()
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no snapshot stored: %v", err)
+		ts := &operatorv1alpha1.TargetSource{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts)).To(Succeed())
+		Expect(ts.Annotations).NotTo(HaveKey(pushendpoint.DigestAnnotation))
+		_, err = pushendpoint.NewProvider(k8sClient, ts).Fetch(ctx)
+		Expect(err).To(MatchError(inventory.ErrNoSnapshot))
+	})
+
+	It("stores an authenticated snapshot where the syncing replica reads it, and wakes it", func() {
+		s := newPushSource(false)
+		code, answer := post(replicas[0], s.path(), devices("r1", "r2", "r3"), s.bearer())
+		Expect(code).To(Equal(200), answer)
+		Expect(answer).To(ContainSubstring(`"records":3`))
+
+		cm, err := s.configMap()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cm.Annotations).To(HaveKeyWithValue(pushendpoint.RecordsAnnotation, "3"))
+		Expect(metav1.IsControlledBy(cm, s.ts)).To(BeTrue(), "owned by the TargetSource: deleted with it")
+		ts := &operatorv1alpha1.TargetSource{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts)).To(Succeed())
+		Expect(ts.Annotations).To(HaveKeyWithValue(pushendpoint.DigestAnnotation, cm.Annotations[pushendpoint.DigestAnnotation]))
+		Expect(ts.Annotations).To(HaveKey(pushendpoint.PushedAtAnnotation))
+
+		provider := pushendpoint.NewProvider(k8sClient, ts)
+		snap, err := provider.Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names(snap)).To(Equal([]string{"r1", "r2", "r3"}))
+		Expect(snap.Records[0]["address"]).To(Equal("10.0.0.1"))
+		snap, err = provider.Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(snap.Unchanged).To(BeTrue(), "nothing posted since")
+
+		By("the same snapshot posted to the other replica changes nothing")
+		rv := cm.ResourceVersion
+		code, answer = post(replicas[1], s.path(), devices("r1", "r2", "r3"), s.bearer())
+		Expect(code).To(Equal(200), answer)
+		Expect(answer).NotTo(ContainSubstring(`"changed":true`))
+		cm, err = s.configMap()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cm.ResourceVersion).To(Equal(rv))
+	})
+
+	It("applies a delta posted to another replica than the snapshot", func() {
+		s := newPushSource(false)
+		code, answer := post(replicas[0], s.path(), devices("r1", "r2", "r3"), s.bearer())
+		Expect(code).To(Equal(200), answer)
+		provider := pushendpoint.NewProvider(k8sClient, s.ts)
+		_, err := provider.Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		code, answer = post(replicas[1], s.path()+"/delta",
+			`{"upsert":[{"name":"r4","address":"10.0.0.4"},{"name":"r1","address":"10.0.0.9"}],"delete":["r2"]}`, s.bearer())
+		Expect(code).To(Equal(200), answer)
+		Expect(answer).To(And(ContainSubstring(`"records":3`), ContainSubstring(`"added":1`),
+			ContainSubstring(`"replaced":1`), ContainSubstring(`"deleted":1`)))
+		snap, err := provider.Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names(snap)).To(Equal([]string{"r1", "r3", "r4"}))
+		Expect(snap.Records[0]["address"]).To(Equal("10.0.0.9"))
+	})
+
+	It("loses no delta when two replicas store at once", func() {
+		s := newPushSource(false)
+		code, answer := post(replicas[0], s.path(), devices("r0"), s.bearer())
+		Expect(code).To(Equal(200), answer)
+		const n = 16
+		var wg sync.WaitGroup
+		codes := make([]int, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer GinkgoRecover()
+				codes[i], _ = post(replicas[i%2], s.path()+"/delta", fmt.Sprintf(`{"upsert":[{"name":"d%02d"}]}`, i), s.bearer())
+			}()
+		}
+		wg.Wait()
+		Expect(codes).To(HaveEach(200))
+		snap, err := pushendpoint.NewProvider(k8sClient, s.ts).Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(snap.Records).To(HaveLen(n + 1))
+	})
+
+	It("accepts a snapshot signed with the TargetSource's HMAC key and refuses a badly signed one", func() {
+		s := newPushSource(true)
+		body := `{"records":` + devices("r1", "r2") + `}`
+		bad := s.signature(body)
+		bad[push.SignatureHeader] = bad[push.SignatureHeader][:len(bad[push.SignatureHeader])-4]
+		code, answer := post(replicas[1], s.path(), body, bad)
+		Expect(code).To(Equal(401), answer)
+		Expect(answer).To(ContainSubstring("not 64 hex digits"))
+		code, answer = post(replicas[1], s.path(), body, s.bearer())
+		Expect(code).To(Equal(401), answer)
+		_, err := s.configMap()
+		Expect(apierrors.IsNotFound(err)).To(BeTrue())
+
+		code, answer = post(replicas[1], s.path(), body, s.signature(body))
+		Expect(code).To(Equal(200), answer)
+		snap, err := pushendpoint.NewProvider(k8sClient, s.ts).Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names(snap)).To(Equal([]string{"r1", "r2"}))
+	})
+
+	It("refuses a snapshot that does not fit one ConfigMap, keeping the one stored", func() {
+		s := newPushSource(false)
+		code, answer := post(replicas[0], s.path(), devices("r1"), s.bearer())
+		Expect(code).To(Equal(200), answer)
+		// Random values do not compress below their entropy: 20,000 records of 64 random bytes in hex (3 MB) weigh
+		// more than 1.3 MB compressed.
+		var records []string
+		for i := range 20000 {
+			b := make([]byte, 64)
+			_, _ = rand.Read(b)
+			records = append(records, fmt.Sprintf(`{"name":"n%d","serial":%q}`, i, hex.EncodeToString(b)))
+		}
+		code, answer = post(replicas[0], s.path(), "["+strings.Join(records, ",")+"]", s.bearer())
+		Expect(code).To(Equal(413), answer)
+		Expect(answer).To(ContainSubstring("more than the 1047552 one ConfigMap holds"))
+		snap, err := pushendpoint.NewProvider(k8sClient, s.ts).Fetch(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names(snap)).To(Equal([]string{"r1"}))
+	})
+
+	It("answers 404 for an unknown TargetSource and 409 for one that pulls", func() {
+		code, answer := post(replicas[0], "/targetsources/default/nothing", "[]", nil)
+		Expect(code).To(Equal(404), answer)
+		pulled := &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pulled"},
+			Spec: operatorv1alpha1.TargetSourceSpec{HTTP: &operatorv1alpha1.HTTPInventory{URL: "https://netbox.example.com/api/dcim/devices/"}}}
+		Expect(k8sClient.Create(ctx, pulled)).To(Succeed())
+		Eventually(func() int {
+			code, _ := post(replicas[0], "/targetsources/default/pulled", "[]", nil)
+			return code
+		}).Should(Equal(409))
+	})
+
+	It("refuses to overwrite a ConfigMap of the snapshot's name that is not the TargetSource's", func() {
+		s := newPushSource(false)
+		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns,
+			Name: pushendpoint.ConfigMapName(s.name)}, Data: map[string]string{"mine": "yes"}})).To(Succeed())
+		code, answer := post(replicas[0], s.path(), devices("r1"), s.bearer())
+		Expect(code).To(Equal(409), answer)
+		cm, err := s.configMap()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cm.Data).To(HaveKeyWithValue("mine", "yes"))
+		_, err = pushendpoint.NewProvider(k8sClient, s.ts).Fetch(ctx)
+		Expect(err).To(MatchError(ContainSubstring("is not controlled by TargetSource")))
+	})
+})
