@@ -58,7 +58,9 @@ func newPushSource(hmac bool) *pushSource {
 
 func (s *pushSource) path() string { return "/targetsources/" + s.ns + "/" + s.name }
 
-func (s *pushSource) bearer() map[string]string { return map[string]string{"Authorization": "Bearer " + s.secret} }
+func (s *pushSource) bearer() map[string]string {
+	return map[string]string{"Authorization": "Bearer " + s.secret}
+}
 
 func (s *pushSource) signature(body string) map[string]string {
 	return map[string]string{push.SignatureHeader: push.SignatureHeaderValue([]byte(s.secret), []byte(body))}
