@@ -109,6 +109,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("set up metrics APIs: %w", err)
 	}
 
+	o.targetSourcePush.DrainPeriod = o.metricsAPI.DrainPeriod
 	if err := pushendpoint.Setup(ctx, mgr, o.targetSourcePush, o.metricsAPI.WatchNamespaces); err != nil {
 		return fmt.Errorf("set up the TargetSource push endpoint: %w", err)
 	}

@@ -29,6 +29,10 @@ type Options struct {
 	CertSecret string
 	// ResyncPeriod is how often every replica reads the certificate Secret again (rotations reach it so).
 	ResyncPeriod time.Duration
+	// DrainPeriod is how long the endpoint keeps serving once the operator stops, reporting not ready, so that
+	// the replica leaves the Service before its port closes. The operator sets it to the metrics API's
+	// (--metrics-api-drain-period): both leave the same endpoints.
+	DrainPeriod time.Duration
 }
 
 // DefaultMaxBodyBytes is 16 MiB: about 70,000 trimmed NetBox devices (232 bytes each), more than one

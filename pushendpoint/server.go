@@ -26,6 +26,8 @@ type Server struct {
 	address string
 	handler http.Handler
 	cert    *servingCertificate
+	// drain is how long it keeps serving, not ready, once the operator stops.
+	drain   time.Duration
 	serving atomic.Bool
 }
 
@@ -76,7 +78,13 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("serve the TargetSource push endpoint: %w", err)
 	case <-ctx.Done():
 	}
+	// Not ready first, and still serving for the drain: the replica leaves the Service's endpoints before its
+	// port closes, so that no post is routed to a closed port.
 	s.serving.Store(false)
+	if s.drain > 0 {
+		logger.Info("draining: not ready, serving until the drain ends", "drainPeriod", s.drain)
+		time.Sleep(s.drain)
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {

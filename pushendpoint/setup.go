@@ -31,6 +31,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, watchNamespaces 
 	server := &Server{
 		address: opts.BindAddress,
 		cert:    cert,
+		drain:   opts.DrainPeriod,
 		handler: &handler{
 			sources: &kubeSources{cache: mgr.GetClient(), reader: mgr.GetAPIReader(), namespaces: watchNamespaces,
 				maxBody: opts.MaxBodyBytes},

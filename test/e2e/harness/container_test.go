@@ -33,7 +33,7 @@ func TestListenAddressesArePinnedToThePodIP(t *testing.T) {
 	}, "127.1.0.7")
 	want := []string{
 		"--leader-elect", "--health-probe-bind-address=127.1.0.7:8081", "--metrics-bind-address", "127.1.0.7:8443",
-		"--watch-namespace=", "--metrics-api-bind-address=127.1.0.7",
+		"--watch-namespace=", "--metrics-api-bind-address=127.1.0.7", "--targetsource-push-bind-address=127.1.0.7:9443",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
