@@ -169,17 +169,18 @@ var _ = Describe("The TargetSource push endpoint", func() {
 		Expect(code).To(Equal(200), answer)
 		const n = 16
 		var wg sync.WaitGroup
-		codes := make([]int, n)
+		results := make([]string, n)
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer GinkgoRecover()
-				codes[i], _ = post(replicas[i%2], s.path()+"/delta", fmt.Sprintf(`{"upsert":[{"name":"d%02d"}]}`, i), s.bearer())
+				code, answer := post(replicas[i%2], s.path()+"/delta", fmt.Sprintf(`{"upsert":[{"name":"d%02d"}]}`, i), s.bearer())
+				results[i] = fmt.Sprint(code, " ", answer)
 			}()
 		}
 		wg.Wait()
-		Expect(codes).To(HaveEach(200))
+		Expect(results).To(HaveEach(HavePrefix("200 ")))
 		snap, err := pushendpoint.NewProvider(k8sClient, s.ts).Fetch(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(snap.Records).To(HaveLen(n + 1))

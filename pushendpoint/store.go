@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -83,6 +84,11 @@ func ConfigMapName(source string) string {
 	return source[:keep] + "-" + hex.EncodeToString(sum[:4]) + configMapSuffix
 }
 
+// conflictBackoff spaces the retries of a write that lost to another replica's: up to 10 tries over about 5
+// s, jittered so that writers that collided do not collide again. Each replica handles two posts at a time,
+// so a handful of writers at most contend for one ConfigMap.
+var conflictBackoff = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: 2 * time.Second}
+
 // snapshotStore keeps each push TargetSource's snapshot in a ConfigMap the TargetSource owns (deleted with
 // it), so that whichever replica received a post, the replica that syncs the TargetSource reads it. Every
 // write is a read-modify-update on the ConfigMap's resourceVersion, retried on a conflict: two posts that
@@ -114,7 +120,7 @@ func (s *snapshotStore) applyDelta(ctx context.Context, src Source, d push.Delta
 // update runs change over the current records and writes what it returns unless it is what is stored.
 func (s *snapshotStore) update(ctx context.Context, src Source, readRecords bool, change func([]push.Record) ([]push.Record, error)) (Stored, error) {
 	var out Stored
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(conflictBackoff, func() error {
 		cm := &corev1.ConfigMap{}
 		key := types.NamespacedName{Namespace: src.Namespace, Name: ConfigMapName(src.Name)}
 		err := s.reader.Get(ctx, key, cm)
