@@ -24,6 +24,10 @@ const (
 
 // kubeNotifier annotates the TargetSource when its snapshot changed, which wakes the controller of whichever
 // replica syncs it (the annotations show in kubectl too), and records Events on it.
+//
+// The wake-up is the controller's own sync request (operatorv1alpha1.SyncRequestedAnnotation), set to a value
+// made from the snapshot's digest: a sync answers it by copying it to status.lastSyncRequest, and a snapshot
+// that changes and changes back before a sync ran asks for nothing, as nothing changed.
 type kubeNotifier struct {
 	writer   client.Writer
 	recorder record.EventRecorder
@@ -31,8 +35,8 @@ type kubeNotifier struct {
 
 func (n *kubeNotifier) pushed(ctx context.Context, src Source, stored Stored) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		DigestAnnotation:   stored.Digest,
-		PushedAtAnnotation: stored.PushedAt.UTC().Format(time.RFC3339),
+		operatorv1alpha1.SyncRequestedAnnotation: SyncRequest(stored.Digest),
+		PushedAtAnnotation:                       stored.PushedAt.UTC().Format(time.RFC3339),
 	}}})
 	if err != nil {
 		return err
@@ -55,3 +59,6 @@ func (n *kubeNotifier) event(src Source, warning bool, reason, message string) {
 	}
 	n.recorder.Event(src.object, kind, reason, message)
 }
+
+// SyncRequest is the sync request a stored snapshot of this digest makes.
+func SyncRequest(digest string) string { return "push-" + digest }

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
@@ -30,7 +33,8 @@ type pushSource struct {
 var sourceCount int
 
 // newPushSource makes a namespace, the Secret push-auth with key secret, and a TargetSource posting to it with
-// a bearer token (hmac false) or an HMAC signature.
+// a bearer token (hmac false) or an HMAC signature. Its Targets get the profile routers; a device missing from
+// one sync loses its Target.
 func newPushSource(hmac bool) *pushSource {
 	GinkgoHelper()
 	sourceCount++
@@ -45,7 +49,11 @@ func newPushSource(hmac bool) *pushSource {
 		auth = operatorv1alpha1.PushAuth{HMACSecretRef: ref}
 	}
 	s.ts = &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: s.name},
-		Spec: operatorv1alpha1.TargetSourceSpec{Push: &operatorv1alpha1.PushInventory{Auth: auth}}}
+		Spec: operatorv1alpha1.TargetSourceSpec{
+			Push:    &operatorv1alpha1.PushInventory{Auth: auth},
+			Mapping: operatorv1alpha1.TargetMapping{Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers"}},
+			Sync:    operatorv1alpha1.TargetSync{DeleteAfterMisses: 1},
+		}}
 	Expect(k8sClient.Create(ctx, s.ts)).To(Succeed())
 	Eventually(func(g Gomega) {
 		code, _ := post(replicas[0], s.path(), "[]", nil)
@@ -89,7 +97,49 @@ func devices(names ...string) string {
 	return "[" + strings.Join(records, ",") + "]"
 }
 
+// targets are the Targets of the namespace, name to address.
+func targets(g Gomega, ns string) map[string]string {
+	var list operatorv1alpha1.TargetList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	out := map[string]string{}
+	for _, t := range list.Items {
+		out[t.Name] = t.Spec.Address
+	}
+	return out
+}
+
 var _ = Describe("The TargetSource push endpoint", func() {
+	It("applies an authenticated snapshot, posted to a replica that does not sync, as Targets; then a delta", func() {
+		s := newPushSource(false)
+		Eventually(func(g Gomega) {
+			ts := &operatorv1alpha1.TargetSource{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts)).To(Succeed())
+			synced := meta.FindStatusCondition(ts.Status.Conditions, operatorv1alpha1.ConditionSynced)
+			g.Expect(synced).NotTo(BeNil())
+			g.Expect(synced.Reason).To(Equal(operatorv1alpha1.ReasonNoSnapshotYet))
+		}).Should(Succeed(), "before the first post the TargetSource waits for one")
+
+		posted := time.Now()
+		code, answer := post(replicas[1], s.path(), devices("r1", "r2", "r3"), s.bearer())
+		Expect(code).To(Equal(200), answer)
+		// The interval of a push TargetSource is 5 minutes: only the post's sync request can sync it this soon.
+		Eventually(func(g Gomega) {
+			g.Expect(targets(g, s.ns)).To(Equal(map[string]string{"r1": "10.0.0.1:57400", "r2": "10.0.0.1:57400", "r3": "10.0.0.1:57400"}))
+		}).Should(Succeed())
+		AddReportEntry("post to Targets", time.Since(posted).String())
+
+		code, answer = post(replicas[1], s.path()+"/delta",
+			`{"upsert":[{"name":"r4","address":"10.0.0.4"},{"name":"r1","address":"10.0.0.9"}],"delete":["r2"]}`, s.bearer())
+		Expect(code).To(Equal(200), answer)
+		Eventually(func(g Gomega) {
+			g.Expect(targets(g, s.ns)).To(Equal(map[string]string{"r1": "10.0.0.9:57400", "r3": "10.0.0.1:57400", "r4": "10.0.0.4:57400"}))
+		}).Should(Succeed())
+		ts := &operatorv1alpha1.TargetSource{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts)).To(Succeed())
+		Expect(ts.Status.Records).To(BeEquivalentTo(3))
+		Expect(ts.Status.Provider).To(Equal("push"))
+	})
+
 	It("refuses unauthenticated posts and stores nothing", func() {
 		s := newPushSource(false)
 		for _, header := range []map[string]string{
@@ -105,7 +155,7 @@ var _ = Describe("The TargetSource push endpoint", func() {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no snapshot stored: %v", err)
 		ts := &operatorv1alpha1.TargetSource{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts)).To(Succeed())
-		Expect(ts.Annotations).NotTo(HaveKey(pushendpoint.DigestAnnotation))
+		Expect(ts.Annotations).NotTo(HaveKey(operatorv1alpha1.SyncRequestedAnnotation))
 		_, err = pushendpoint.NewProvider(k8sClient, ts).Fetch(ctx)
 		Expect(err).To(MatchError(inventory.ErrNoSnapshot))
 	})
@@ -122,7 +172,8 @@ var _ = Describe("The TargetSource push endpoint", func() {
 		Expect(metav1.IsControlledBy(cm, s.ts)).To(BeTrue(), "owned by the TargetSource: deleted with it")
 		ts := &operatorv1alpha1.TargetSource{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts)).To(Succeed())
-		Expect(ts.Annotations).To(HaveKeyWithValue(pushendpoint.DigestAnnotation, cm.Annotations[pushendpoint.DigestAnnotation]))
+		Expect(ts.Annotations).To(HaveKeyWithValue(operatorv1alpha1.SyncRequestedAnnotation,
+			pushendpoint.SyncRequest(cm.Annotations[pushendpoint.DigestAnnotation])))
 		Expect(ts.Annotations).To(HaveKey(pushendpoint.PushedAtAnnotation))
 
 		provider := pushendpoint.NewProvider(k8sClient, ts)

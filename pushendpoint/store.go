@@ -26,10 +26,11 @@ const (
 	SnapshotKey = "records.json.gz"
 	// RecordsAnnotation is the number of records of the stored snapshot.
 	RecordsAnnotation = "operator.gnmic.dev/push-records"
-	// DigestAnnotation is the SHA-256 of the snapshot's uncompressed JSON; the TargetSource carries it too
-	// (PushedDigestAnnotation), which wakes its controller.
+	// DigestAnnotation is the SHA-256 of the snapshot's uncompressed JSON; the TargetSource's sync request
+	// carries it too (SyncRequest), which wakes its controller.
 	DigestAnnotation = "operator.gnmic.dev/push-digest"
-	// PushedAtAnnotation is when the last post that changed the snapshot was stored (RFC 3339).
+	// PushedAtAnnotation is when the last post that changed the snapshot was stored (RFC 3339), on the
+	// ConfigMap and on the TargetSource.
 	PushedAtAnnotation = "operator.gnmic.dev/pushed-at"
 	// SourceLabel names the TargetSource whose snapshot a ConfigMap holds.
 	SourceLabel = "operator.gnmic.dev/targetsource"

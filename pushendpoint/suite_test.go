@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/targetsource"
 	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
 	"github.com/gnmic-operator/gnmic-operator/test/testenv"
 )
@@ -63,9 +64,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})).To(Succeed())
 
-	for range 2 {
-		replicas = append(replicas, startReplica())
-	}
+	// The first replica syncs the TargetSources, as the leader does; both serve the endpoint.
+	replicas = append(replicas, startReplica(true), startReplica(false))
 	var secret corev1.Secret
 	Eventually(func() error {
 		return k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: "gnmic-operator-targetsource-push-cert"}, &secret)
@@ -101,7 +101,8 @@ func newScheme() *runtime.Scheme {
 }
 
 // startReplica runs a manager with the push endpoint, as one operator pod, and returns the endpoint's address.
-func startReplica() string {
+// syncs adds the TargetSource controller.
+func startReplica(syncs bool) string {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 newScheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -112,6 +113,9 @@ func startReplica() string {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort())
 	opts.BindAddress, opts.ServiceNamespace, opts.ResyncPeriod = addr, operatorNamespace, time.Second
 	Expect(pushendpoint.Setup(ctx, mgr, opts, nil)).To(Succeed())
+	if syncs {
+		Expect(targetsource.NewReconciler(mgr).SetupWithManager(mgr)).To(Succeed())
+	}
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
