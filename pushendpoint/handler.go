@@ -48,12 +48,16 @@ type notifier interface {
 	event(src Source, warning bool, reason, message string)
 }
 
-// handler answers posts: it reads no more than maxBody bytes of a body, authenticates it against the
-// TargetSource's Secret, and only then parses and stores it. Every answer is JSON.
+// handler answers posts: it reads no more than the TargetSource's limit of a body, authenticates it against
+// the TargetSource's Secret (a bearer token before the body is read), and only then parses and stores it.
+// Every answer is JSON.
 type handler struct {
 	sources   sourceFinder
 	snapshots snapshots
 	notify    notifier
+	// slots bounds the posts whose bodies are read and handled at once (nil: no bound): each holds its body
+	// and its parsed records in memory. More wait for their turn.
+	slots chan struct{}
 }
 
 // answer is the JSON body of every response.
@@ -108,6 +112,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// A bearer token is checked before the body is read: an unauthenticated sender then costs no memory and
+	// holds no slot. A signature needs the body.
+	if src.Credential.Scheme != push.HMACSHA256 {
+		if err := src.Credential.Authenticate(r.Header, nil); err != nil {
+			h.unauthenticated(ctx, w, src, err)
+			return
+		}
+	}
+	if h.slots != nil {
+		select {
+		case h.slots <- struct{}{}:
+			defer func() { <-h.slots }()
+		case <-ctx.Done():
+			return
+		}
+	}
 	body, err := readBody(w, r, src.MaxBodyBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -120,11 +140,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := src.Credential.Authenticate(r.Header, body); err != nil {
-		// The reason helps the sender's operator and reveals nothing of the secret.
-		logger.Info("push refused", "reason", err.Error())
-		h.notify.event(src, true, EventPushRefused, "an unauthenticated post was refused: "+err.Error())
-		w.Header().Set("WWW-Authenticate", challenge(src.Credential.Scheme))
-		h.refuse(w, &src, http.StatusUnauthorized, resultUnauthenticated, err.Error())
+		h.unauthenticated(ctx, w, src, err)
 		return
 	}
 
@@ -170,6 +186,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	postsTotal.WithLabelValues(src.Namespace, src.Name, result).Inc()
 	writeAnswer(w, http.StatusOK, res)
+}
+
+// unauthenticated refuses a post whose credentials are wrong or missing. The reason helps the sender's
+// operator and reveals nothing of the secret.
+func (h *handler) unauthenticated(ctx context.Context, w http.ResponseWriter, src Source, err error) {
+	log.FromContext(ctx).Info("push refused", "targetSource", src.key(), "reason", err.Error())
+	h.notify.event(src, true, EventPushRefused, "an unauthenticated post was refused: "+err.Error())
+	w.Header().Set("WWW-Authenticate", challenge(src.Credential.Scheme))
+	h.refuse(w, &src, http.StatusUnauthorized, resultUnauthenticated, err.Error())
 }
 
 // storeFailed answers a failed store: too large (413), a ConfigMap not the TargetSource's (409), a stored

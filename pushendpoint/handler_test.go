@@ -136,9 +136,12 @@ func TestHandler(t *testing.T) {
 		{name: "a body over the limit is refused while it is read when it does not declare its length",
 			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: bigSnapshot, header: withToken, chunked: true}},
 			status: 413, want: "larger than 256 bytes", records: map[string]int{}},
-		{name: "an over-size body is refused before its authentication",
-			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: bigSnapshot}},
-			status: 413, want: "larger than", records: map[string]int{}},
+		{name: "an over-size body is refused before its signature is checked",
+			posts:  []post{{method: "POST", path: "/targetsources/ns/signed", body: strings.Repeat(" ", 1<<20+1)}},
+			status: 413, want: "larger than 1048576 bytes", records: map[string]int{}},
+		{name: "a post without a bearer token is refused before its body is read",
+			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: bigSnapshot, chunked: true}},
+			status: 401, want: "no Authorization header", records: map[string]int{}, events: []string{EventPushRefused}},
 		{name: "an authenticated body that is not a snapshot is refused",
 			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: `{"results":[]}`, header: withToken}},
 			status: 400, want: `needs a \"records\" array`, records: map[string]int{}},
@@ -176,7 +179,7 @@ func TestHandler(t *testing.T) {
 					push:    map[types.NamespacedName]Source{bearer.key(): bearer, signed.key(): signed, noSecret.key(): noSecret},
 					notPush: map[types.NamespacedName]bool{{Namespace: "ns", Name: "pulled"}: true},
 				},
-				snapshots: store, notify: notify,
+				snapshots: store, notify: notify, slots: make(chan struct{}, 1),
 			}
 			var last *httptest.ResponseRecorder
 			for _, p := range tc.posts {

@@ -16,8 +16,7 @@ import (
 // shutdownTimeout bounds how long posts in flight may finish once the operator stops.
 const shutdownTimeout = 10 * time.Second
 
-// maxConcurrentPosts bounds the posts handled at once per replica: each holds its body (up to MaxBodyBytes)
-// and its parsed records in memory. More wait for their turn.
+// maxConcurrentPosts bounds the posts whose bodies a replica reads and handles at once (handler.slots).
 const maxConcurrentPosts = 2
 
 // Server serves the push endpoint over HTTPS on every replica; the Service in front of the operator's pods
@@ -55,7 +54,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("listen on %s for the TargetSource push endpoint: %w", s.address, err)
 	}
 	server := &http.Server{
-		Handler: limitConcurrency(s.handler, maxConcurrentPosts),
+		Handler: s.handler,
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: s.cert.GetCertificate,
@@ -91,17 +90,4 @@ func (s *Server) Start(ctx context.Context) error {
 		logger.Error(err, "posts in flight cut short by the shutdown")
 	}
 	return nil
-}
-
-// limitConcurrency lets n requests run at once; the others wait until one ends or they are cancelled.
-func limitConcurrency(next http.Handler, n int) http.Handler {
-	slots := make(chan struct{}, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
-		case <-r.Context().Done():
-		}
-	})
 }

@@ -37,6 +37,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, watchNamespaces 
 				maxBody: opts.MaxBodyBytes},
 			snapshots: &snapshotStore{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), maxDecoded: maxStoredBytes, now: time.Now},
 			notify:    &kubeNotifier{writer: mgr.GetClient(), recorder: mgr.GetEventRecorderFor("gnmic-operator")},
+			slots:     make(chan struct{}, maxConcurrentPosts),
 		},
 	}
 	if err := mgr.Add(server); err != nil {
