@@ -24,12 +24,14 @@ type TargetSourceSpec struct {
 	// Mapping turns each inventory record into a Target: a preset, CEL expressions, defaults.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec
+	// +kubebuilder:default={}
 	Mapping TargetMapping `json:"mapping,omitempty"`
 
 	// Sync says how the Targets follow the inventory: how many syncs a device may be missing before its Target
 	// is deleted, which answers count as truncated, how many writes go to the API server at once.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec
+	// +kubebuilder:default={}
 	Sync TargetSync `json:"sync,omitempty"`
 }
 
@@ -296,6 +298,7 @@ type TargetMapping struct {
 
 	// Defaults fill what the expressions leave empty.
 	// +optional
+	// +kubebuilder:default={}
 	Defaults TargetDefaults `json:"defaults,omitempty"`
 }
 

@@ -58,7 +58,7 @@ func (r *Reconciler) apply(ctx context.Context, ts *operatorv1alpha1.TargetSourc
 		}})
 	}
 
-	size := int(max(ts.Spec.Sync.BatchSize, 1))
+	size := batchSize(&ts.Spec.Sync)
 	var w written
 	for start := 0; start < len(writes); start += size {
 		done, err := writeBatch(ctx, writes[start:min(start+size, len(writes))])

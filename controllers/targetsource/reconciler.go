@@ -45,6 +45,7 @@ type Reconciler struct {
 	HTTPTransport http.RoundTripper
 
 	providers providers
+	wakes     wakes
 }
 
 // Assigner says which replica of a sharded operator runs an object.
@@ -83,6 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("get TargetSource: %w", err)
 	}
+	woken := r.wakes.taken(req.NamespacedName)
 	if !ts.DeletionTimestamp.IsZero() {
 		r.providers.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
@@ -94,7 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: shardRecheck}, nil
 	}
 	now := r.now()
-	if wait := r.untilDue(&ts, now); wait > 0 {
+	if wait := r.untilDue(&ts, now); wait > 0 && !woken {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 

@@ -68,6 +68,7 @@ var _ = AfterSuite(func() {
 
 // replica is one operator replica running the TargetSource controller, with the writes it sent.
 type replica struct {
+	rec    *targetsource.Reconciler
 	writes *targetWrites
 	// assigned says whether this replica syncs TargetSources (its shard's answer); true unless changed.
 	assigned atomic.Bool
@@ -94,6 +95,7 @@ func startReplica() *replica {
 	Expect(err).NotTo(HaveOccurred())
 	rec := targetsource.NewReconciler(mgr)
 	rec.Shard = r
+	r.rec = rec
 	Expect(rec.SetupWithManager(mgr)).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)
 	r.stop = stop

@@ -90,7 +90,7 @@ func (r *Reconciler) sync(ctx context.Context, ts *operatorv1alpha1.TargetSource
 	in := targetsync.Input{
 		Existing:          nt.existing,
 		Sync:              o.sync,
-		DeleteAfterMisses: int64(max(ts.Spec.Sync.DeleteAfterMisses, 1)),
+		DeleteAfterMisses: int64(deleteAfterMisses(&ts.Spec.Sync)),
 		Guard: targetsync.Guard{Records: o.records, Announced: snap.Announced, LastRecords: int(ts.Status.Records),
 			MinPercent: minRecordsPercent(&ts.Spec.Sync)},
 	}
@@ -139,6 +139,29 @@ func mappingOf(m *operatorv1alpha1.TargetMapping) targetmapping.Mapping {
 		DefaultPort:    int(m.Defaults.Port),
 		DefaultLabels:  m.Defaults.Labels,
 	}
+}
+
+// The defaults of spec.sync, which the CRD's schema sets; an object written before it had them (or with the
+// schema's defaulting bypassed) gets the same here, never a more eager deletion.
+const (
+	defaultDeleteAfterMisses = 3
+	defaultBatchSize         = 200
+)
+
+// deleteAfterMisses is spec.sync.deleteAfterMisses, 3 unless set.
+func deleteAfterMisses(s *operatorv1alpha1.TargetSync) int32 {
+	if s.DeleteAfterMisses <= 0 {
+		return defaultDeleteAfterMisses
+	}
+	return s.DeleteAfterMisses
+}
+
+// batchSize is spec.sync.batchSize, 200 unless set.
+func batchSize(s *operatorv1alpha1.TargetSync) int {
+	if s.BatchSize <= 0 {
+		return defaultBatchSize
+	}
+	return int(s.BatchSize)
 }
 
 // minRecordsPercent is the truncation guard's percentage: 50 unless set (0 turns it off).

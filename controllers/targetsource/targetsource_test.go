@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/test/fakenetbox"
@@ -246,6 +247,23 @@ var _ = Describe("A TargetSource whose mapping does not compile", func() {
 		ts = waitForSyncs(ts, 1)
 		Expect(condition(ts, operatorv1alpha1.ConditionMappingValid).Status).To(Equal(metav1.ConditionTrue))
 		Expect(targets(ns)).To(HaveKey("dc1-dev-00001"))
+	})
+})
+
+var _ = Describe("A TargetSource woken by its provider", func() {
+	It("syncs at once, before its interval", func() {
+		r := startReplica()
+		DeferCleanup(r.Stop)
+		ns := newNamespace()
+		netbox := fakenetbox.Start(30, "t")
+		DeferCleanup(netbox.Close)
+		ts := newNetBoxSource(ns, netbox, "t", nil) // interval: an hour
+		ts = waitForSyncs(ts, 1)
+		netbox.Put(fakenetbox.NewDevice(31))
+		Consistently(func() int64 { return source(Default, ts).Status.Syncs }, time.Second).Should(BeEquivalentTo(1))
+		r.rec.Wake(client.ObjectKeyFromObject(ts))
+		ts = waitForSyncs(ts, 2)
+		Expect(targets(ns)).To(HaveKey(deviceName(31)))
 	})
 })
 

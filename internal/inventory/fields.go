@@ -37,13 +37,13 @@ func recordsOf(page any, path string) ([]Record, error) {
 		if path != "" {
 			where = path
 		}
-		return nil, fmt.Errorf("%s is a %s, not a list of records", where, jsonKind(v))
+		return nil, fmt.Errorf("%s is %s, not a list of records", where, jsonKind(v))
 	}
 	records := make([]Record, 0, len(list))
 	for i, item := range list {
 		r, ok := item.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("record %d is a %s, not an object", i, jsonKind(item))
+			return nil, fmt.Errorf("record %d is %s, not an object", i, jsonKind(item))
 		}
 		records = append(records, r)
 	}
@@ -63,21 +63,21 @@ func countOf(page any, path string) (int, error) {
 	return int(f), nil
 }
 
-// jsonKind names the JSON type of a decoded value.
+// jsonKind names the JSON type of a decoded value, with its article: "an object", "null".
 func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
 	case map[string]any:
-		return "object"
+		return "an object"
 	case []any:
-		return "list"
+		return "a list"
 	case string:
-		return "string"
+		return "a string"
 	case float64:
-		return "number"
+		return "a number"
 	case bool:
-		return "boolean"
+		return "a boolean"
 	}
 	return fmt.Sprintf("%T", v)
 }

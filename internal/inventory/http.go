@@ -221,7 +221,7 @@ func (h *HTTP) nextPage(page any, current *url.URL) (*url.URL, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("%s is a %s, not a URL", h.opts.NextField, jsonKind(v))
+		return nil, fmt.Errorf("%s is %s, not a URL", h.opts.NextField, jsonKind(v))
 	}
 	if s == "" {
 		return nil, nil

@@ -97,13 +97,13 @@ func (m *Mapper) expand(rec inventory.Record) ([]map[string]any, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("expand gives a %s, not a list of records", kind(v))
+		return nil, fmt.Errorf("expand gives %s, not a list of records", kind(v))
 	}
 	out := make([]map[string]any, 0, len(list))
 	for j, item := range list {
 		r, ok := item.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("expand's item %d is a %s, not a record", j, kind(item))
+			return nil, fmt.Errorf("expand's item %d is %s, not a record", j, kind(item))
 		}
 		out = append(out, r)
 	}
@@ -117,7 +117,7 @@ func (m *Mapper) mapOne(rec map[string]any) (t Target, included bool, err error)
 		return t, false, err
 	}
 	if b, ok := inc.(bool); !ok {
-		return t, false, fmt.Errorf("include gives a %s, not a bool", kind(inc))
+		return t, false, fmt.Errorf("include gives %s, not a bool", kind(inc))
 	} else if !b {
 		return t, false, nil
 	}
@@ -184,7 +184,7 @@ func (m *Mapper) stringField(field string, rec map[string]any) (string, error) {
 	case string:
 		return s, nil
 	}
-	return "", fmt.Errorf("%s gives a %s, not a string", field, kind(v))
+	return "", fmt.Errorf("%s gives %s, not a string", field, kind(v))
 }
 
 // mapField is an expression that gives a map, or a list of maps merged in order, whose values are strings,
@@ -203,13 +203,13 @@ func (m *Mapper) mapField(field string, rec map[string]any) (map[string]string, 
 	case []any:
 		parts = x
 	default:
-		return nil, fmt.Errorf("%s gives a %s, not a map", field, kind(v))
+		return nil, fmt.Errorf("%s gives %s, not a map", field, kind(v))
 	}
 	var out map[string]string
 	for j, p := range parts {
 		mp, ok := p.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: item %d is a %s, not a map", field, j, kind(p))
+			return nil, fmt.Errorf("%s: item %d is %s, not a map", field, j, kind(p))
 		}
 		for k, val := range mp {
 			var s string
@@ -223,7 +223,7 @@ func (m *Mapper) mapField(field string, rec map[string]any) (map[string]string, 
 			case float64:
 				s = strconv.FormatFloat(x, 'f', -1, 64)
 			default:
-				return nil, fmt.Errorf("%s: %s is a %s, not a string", field, k, kind(val))
+				return nil, fmt.Errorf("%s: %s is %s, not a string", field, k, kind(val))
 			}
 			if s == "" {
 				continue
@@ -300,20 +300,21 @@ func native(v ref.Val) (any, error) {
 	return pb.(*structpb.Value).AsInterface(), nil
 }
 
+// kind names the type of a result, with its article: "a map", "null".
 func kind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
 	case map[string]any:
-		return "map"
+		return "a map"
 	case []any:
-		return "list"
+		return "a list"
 	case string:
-		return "string"
+		return "a string"
 	case float64:
-		return "number"
+		return "a number"
 	case bool:
-		return "bool"
+		return "a bool"
 	}
 	return fmt.Sprintf("%T", v)
 }
