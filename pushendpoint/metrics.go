@@ -2,7 +2,10 @@ package pushendpoint
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
 // Results of a post, the values of the result label.
@@ -30,4 +33,38 @@ var postsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	metrics.Registry.MustRegister(postsTotal)
+}
+
+// sourceResults are the results a post to an existing push TargetSource can have: its series start at 0.
+var sourceResults = []string{resultApplied, resultUnchanged, resultUnauthenticated, resultTooLarge, resultInvalid,
+	resultConflict, resultUnsupported, resultError}
+
+// postSeries keeps each push TargetSource's series from its creation, at 0 (a counter that appeared only with
+// its first increment would hide that increment from increase() and from alerts), to its deletion, when they
+// are removed.
+type postSeries struct{}
+
+func (postSeries) OnAdd(obj any, _ bool) { postSeries{}.OnUpdate(nil, obj) }
+
+func (postSeries) OnUpdate(_, obj any) {
+	ts, ok := obj.(*operatorv1alpha1.TargetSource)
+	if !ok {
+		return
+	}
+	if ts.Spec.Push == nil {
+		postSeries{}.OnDelete(ts)
+		return
+	}
+	for _, result := range sourceResults {
+		postsTotal.WithLabelValues(ts.Namespace, ts.Name, result)
+	}
+}
+
+func (postSeries) OnDelete(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if ts, ok := obj.(*operatorv1alpha1.TargetSource); ok {
+		postsTotal.DeletePartialMatch(prometheus.Labels{"namespace": ts.Namespace, "targetsource": ts.Name})
+	}
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
@@ -300,5 +301,49 @@ var _ = Describe("The TargetSource push endpoint", func() {
 		Expect(cm.Data).To(HaveKeyWithValue("mine", "yes"))
 		_, err = pushendpoint.NewProvider(k8sClient, s.ts).Fetch(ctx)
 		Expect(err).To(MatchError(ContainSubstring("is not controlled by TargetSource")))
+	})
+})
+
+// postsSeries are the values of gnmic_targetsource_push_posts_total of one TargetSource, by result.
+func postsSeries(g Gomega, ns, name string) map[string]float64 {
+	families, err := metrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "gnmic_targetsource_push_posts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == ns && labels["targetsource"] == name {
+				out[labels["result"]] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+var _ = Describe("The push endpoint's metrics", func() {
+	It("count a push TargetSource's posts from 0 at its creation, and forget them at its deletion", func() {
+		ns := "push-metrics"
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		ts := &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cmdb"},
+			Spec: operatorv1alpha1.TargetSourceSpec{Push: &operatorv1alpha1.PushInventory{Auth: operatorv1alpha1.PushAuth{
+				BearerTokenRef: &operatorv1alpha1.SecretKeyReference{Name: "absent", Key: "token"}}}}}
+		Expect(k8sClient.Create(ctx, ts)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(postsSeries(g, ns, "cmdb")).To(And(HaveKeyWithValue("applied", 0.0), HaveKeyWithValue("unauthenticated", 0.0)))
+		}).Should(Succeed())
+
+		code, answer := post(replicas[0], "/targetsources/"+ns+"/cmdb", "[]", map[string]string{"Authorization": "Bearer x"})
+		Expect(code).To(Equal(401), answer)
+		Expect(answer).To(ContainSubstring(`"unauthenticated"`), "a missing Secret is not told to the sender")
+		Eventually(func(g Gomega) { g.Expect(postsSeries(g, ns, "cmdb")).To(HaveKeyWithValue("unauthenticated", 1.0)) }).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, ts)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(postsSeries(g, ns, "cmdb")).To(BeEmpty()) }).Should(Succeed())
 	})
 })

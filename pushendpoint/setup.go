@@ -20,9 +20,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, watchNamespaces 
 	if opts.MaxBodyBytes < 1 {
 		return fmt.Errorf("--targetsource-push-max-body-bytes=%d: must be positive", opts.MaxBodyBytes)
 	}
-	// The informer starts with the cache rather than at the first post (see metricsadapter.Setup).
-	if _, err := mgr.GetCache().GetInformer(ctx, &operatorv1alpha1.TargetSource{}); err != nil {
+	// The informer starts with the cache rather than at the first post (see metricsadapter.Setup); it also
+	// keeps the series of each push TargetSource's posts.
+	informer, err := mgr.GetCache().GetInformer(ctx, &operatorv1alpha1.TargetSource{})
+	if err != nil {
 		return fmt.Errorf("informer of TargetSources for the push endpoint: %w", err)
+	}
+	if _, err := informer.AddEventHandler(postSeries{}); err != nil {
+		return fmt.Errorf("keep the push endpoint's series: %w", err)
 	}
 	cert := newServingCertificate(mgr.GetAPIReader(), mgr.GetClient(), opts)
 	if err := mgr.Add(cert); err != nil {
