@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
@@ -126,7 +127,7 @@ func cmpOr(s, otherwise string) string {
 // refReader reads the Secrets and ConfigMaps a provider names, from the API server (the operator caches
 // no Secret data), and notes the resourceVersion of each for the provider's fingerprint.
 type refReader struct {
-	reader    clientReader
+	reader    client.Reader
 	namespace string
 	versions  []string
 }

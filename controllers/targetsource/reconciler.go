@@ -2,12 +2,12 @@ package targetsource
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +45,7 @@ type Reconciler struct {
 	HTTPTransport http.RoundTripper
 
 	providers providers
+	mappings  mappings
 	wakes     wakes
 }
 
@@ -55,9 +56,6 @@ type Assigner interface {
 	// through a status update that fails on conflict.
 	Assigned(key string) bool
 }
-
-// clientReader is what refReader needs of a client.
-type clientReader = client.Reader
 
 // shardRecheck is how often a replica that another replica runs a TargetSource for looks again, in case the
 // members change.
@@ -79,20 +77,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, &ts); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Its Targets go with it: they carry its owner reference.
-			r.providers.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get TargetSource: %w", err)
 	}
 	woken := r.wakes.taken(req.NamespacedName)
 	if !ts.DeletionTimestamp.IsZero() {
-		r.providers.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if r.Shard != nil && !r.Shard.Assigned("targetsource/"+req.String()) {
 		// Another replica syncs it. What this one fetched is forgotten: if it gets the TargetSource back, it
 		// starts from the status, which is all a sync relies on.
-		r.providers.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{RequeueAfter: shardRecheck}, nil
 	}
 	now := r.now()
@@ -135,6 +133,13 @@ func interval(ts *operatorv1alpha1.TargetSource) time.Duration {
 // every defaultInterval to count misses of what it stopped sending).
 const defaultInterval = 5 * time.Minute
 
+// forget drops what this replica remembers of a TargetSource: its provider, its last snapshot, its compiled
+// mapping.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.providers.forget(key)
+	r.mappings.forget(key)
+}
+
 func (r *Reconciler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
@@ -151,6 +156,3 @@ func (r *Reconciler) writeStatus(ctx context.Context, ts *operatorv1alpha1.Targe
 	}
 	return nil
 }
-
-// errUnchangedWithoutSnapshot is a provider answering Unchanged with nothing it could stand for.
-var errUnchangedWithoutSnapshot = errors.New("the provider answered unchanged before any snapshot")

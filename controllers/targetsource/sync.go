@@ -49,7 +49,7 @@ func (r *Reconciler) sync(ctx context.Context, ts *operatorv1alpha1.TargetSource
 	o := outcome{sync: ts.Status.Syncs + 1, announced: -1}
 	key := types.NamespacedName{Namespace: ts.Namespace, Name: ts.Name}
 
-	mapper, err := targetmapping.Compile(mappingOf(&ts.Spec.Mapping))
+	mapper, err := r.mappings.of(ts)
 	if err != nil {
 		o.err, o.stage = err, stageMapping
 		return o
@@ -129,18 +129,6 @@ func (r *Reconciler) providerFor(ctx context.Context, ts *operatorv1alpha1.Targe
 	return e, nil
 }
 
-// mappingOf is the mapping core's view of spec.mapping.
-func mappingOf(m *operatorv1alpha1.TargetMapping) targetmapping.Mapping {
-	return targetmapping.Mapping{
-		Preset: m.Preset,
-		Expressions: targetmapping.Expressions{Expand: m.Expand, Include: m.Include, Name: m.Name, Address: m.Address,
-			Profile: m.Profile, Labels: m.Labels, Tags: m.Tags},
-		DefaultProfile: m.Defaults.Profile,
-		DefaultPort:    int(m.Defaults.Port),
-		DefaultLabels:  m.Defaults.Labels,
-	}
-}
-
 // The defaults of spec.sync, which the CRD's schema sets; an object written before it had them (or with the
 // schema's defaulting bypassed) gets the same here, never a more eager deletion.
 const (
@@ -171,6 +159,9 @@ func minRecordsPercent(s *operatorv1alpha1.TargetSync) int {
 	}
 	return int(*s.MinRecordsPercent)
 }
+
+// errUnchangedWithoutSnapshot is a provider answering Unchanged with nothing it could stand for.
+var errUnchangedWithoutSnapshot = errors.New("the provider answered unchanged before any snapshot")
 
 // compileMessage is a mapping error as a condition shows it: one line per expression.
 func compileMessage(err error) string {
