@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -347,3 +348,45 @@ var _ = Describe("The push endpoint's metrics", func() {
 		Eventually(func(g Gomega) { g.Expect(postsSeries(g, ns, "cmdb")).To(BeEmpty()) }).Should(Succeed())
 	})
 })
+
+var _ = Describe("A large pushed snapshot", func() {
+	It("of 10,000 devices is stored in one post, and a delta to it in another", func() {
+		s := newPushSource(false)
+		// Only the endpoint is measured here: the mapping includes no record, so the controller makes no Target.
+		Expect(retryUpdate(s, func(ts *operatorv1alpha1.TargetSource) { ts.Spec.Mapping.Include = "false" })).To(Succeed())
+		var records []string
+		for i := range 10000 {
+			records = append(records, fmt.Sprintf(`{"id":%d,"name":"leaf-%05d","primary_ip":{"address":"10.%d.%d.%d/32"},`+
+				`"site":{"slug":"site-%d"},"role":{"slug":"leaf"},"platform":{"slug":"srl"},"tags":[{"slug":"gnmi"}]}`,
+				100000+i, i, i>>16&255, i>>8&255, i&255, i%40))
+		}
+		body := "[" + strings.Join(records, ",") + "]"
+		start := time.Now()
+		code, answer := post(replicas[1], s.path(), body, s.bearer())
+		took := time.Since(start)
+		Expect(code).To(Equal(200), answer)
+		Expect(answer).To(ContainSubstring(`"records":10000`))
+
+		start = time.Now()
+		code, answer = post(replicas[0], s.path()+"/delta", `{"upsert":[{"name":"spine-1"}],"delete":["leaf-00007"]}`, s.bearer())
+		deltaTook := time.Since(start)
+		Expect(code).To(Equal(200), answer)
+		Expect(answer).To(ContainSubstring(`"records":10000`))
+		cm, err := s.configMap()
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("10,000 devices", fmt.Sprintf("snapshot of %d bytes answered in %s, stored as %d bytes; delta answered in %s",
+			len(body), took.Round(time.Millisecond), len(cm.BinaryData[pushendpoint.SnapshotKey]), deltaTook.Round(time.Millisecond)))
+	})
+})
+
+// retryUpdate changes the TargetSource of s, retried on a conflict.
+func retryUpdate(s *pushSource, change func(*operatorv1alpha1.TargetSource)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ts := &operatorv1alpha1.TargetSource{}
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: s.name}, ts); err != nil {
+			return err
+		}
+		change(ts)
+		return k8sClient.Update(ctx, ts)
+	})
+}
