@@ -62,8 +62,9 @@ type handler struct {
 
 // answer is the JSON body of every response.
 type answer struct {
-	Error    string `json:"error,omitempty"`
-	Records  int    `json:"records,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Records is set on success, 0 included (an empty snapshot).
+	Records  *int   `json:"records,omitempty"`
 	Digest   string `json:"digest,omitempty"`
 	Changed  bool   `json:"changed,omitempty"`
 	Added    int    `json:"added,omitempty"`
@@ -170,7 +171,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res.Records, res.Digest, res.Changed = stored.Records, stored.Digest, stored.Changed
+	res.Records, res.Digest, res.Changed = &stored.Records, stored.Digest, stored.Changed
 	result := resultUnchanged
 	if stored.Changed {
 		result = resultApplied

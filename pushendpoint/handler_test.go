@@ -124,6 +124,9 @@ func TestHandler(t *testing.T) {
 				{method: "POST", path: "/targetsources/ns/bearer/delta", body: `{"upsert":[{"name":"r3"},{"name":"r1","address":"x"}],"delete":["r2","r9"]}`, header: withToken},
 			},
 			status: 200, want: `"records":2,"digest":`, records: map[string]int{"bearer": 2}, pushes: 2, events: []string{EventPushed, EventPushed}},
+		{name: "an empty snapshot is stored and says so",
+			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: `[]`, header: withToken}},
+			status: 200, want: `"records":0`, records: map[string]int{"bearer": 0}, pushes: 1, events: []string{EventPushed}},
 		{name: "the same snapshot twice is stored once",
 			posts: []post{
 				{method: "POST", path: "/targetsources/ns/bearer", body: snapshot, header: withToken},
