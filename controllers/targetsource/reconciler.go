@@ -19,9 +19,10 @@ import (
 
 // The TargetSource's permissions: it reads TargetSources and writes their status, creates, updates and deletes
 // the Targets it owns (it lists every Target of the namespace from the API server, to see conflicts, under the
-// Cluster controller's grant), and reads the Secrets and ConfigMaps its providers name (rbac.go's grants).
+// Cluster controller's grant), and reads the Secrets and ConfigMaps its providers name (rbac.go's grants). It
+// gets a TargetSource from the API server before syncing it, for the last sync's status.
 //
-// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources,verbs=list;watch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources,verbs=get;list;watch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources/status,verbs=update
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targets,verbs=create;update;delete
 
@@ -94,6 +95,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: shardRecheck}, nil
 	}
 	now := r.now()
+	if wait := r.untilDue(&ts, now); wait > 0 && !woken {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	// The cache may not hold the last sync's status yet (another replica's, or this one's just written): a
+	// sync on a stale status would number itself as that one did and count a miss it did not see. Read it
+	// from the API server, and look again.
+	if err := r.APIReader.Get(ctx, req.NamespacedName, &ts); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("read TargetSource: %w", err))
+	}
 	if wait := r.untilDue(&ts, now); wait > 0 && !woken {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}

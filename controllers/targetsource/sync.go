@@ -82,6 +82,13 @@ func (r *Reconciler) sync(ctx context.Context, ts *operatorv1alpha1.TargetSource
 	o.records, o.announced = len(snap.Records), snap.Announced
 	o.mapped = mapper.Map(snap.Records)
 
+	guard := targetsync.Guard{Records: o.records, Announced: snap.Announced, LastRecords: int(ts.Status.Records),
+		MinPercent: minRecordsPercent(&ts.Spec.Sync)}
+	if truncated, why := guard.Truncated(); truncated {
+		// Judged before the Targets are listed: a truncated answer costs no list either.
+		o.err, o.stage = errors.New(why), stageTruncated
+		return o
+	}
 	nt, err := r.listTargets(ctx, ts)
 	if err != nil {
 		o.err, o.stage = err, stageList
@@ -91,8 +98,7 @@ func (r *Reconciler) sync(ctx context.Context, ts *operatorv1alpha1.TargetSource
 		Existing:          nt.existing,
 		Sync:              o.sync,
 		DeleteAfterMisses: int64(deleteAfterMisses(&ts.Spec.Sync)),
-		Guard: targetsync.Guard{Records: o.records, Announced: snap.Announced, LastRecords: int(ts.Status.Records),
-			MinPercent: minRecordsPercent(&ts.Spec.Sync)},
+		Guard:             guard,
 	}
 	for _, t := range o.mapped.Targets {
 		in.Desired = append(in.Desired, targetsync.Desired(t))

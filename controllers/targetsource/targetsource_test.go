@@ -247,6 +247,18 @@ var _ = Describe("A TargetSource whose mapping does not compile", func() {
 		ts = waitForSyncs(ts, 1)
 		Expect(condition(ts, operatorv1alpha1.ConditionMappingValid).Status).To(Equal(metav1.ConditionTrue))
 		Expect(targets(ns)).To(HaveKey("dc1-dev-00001"))
+
+		By("a record that maps to an invalid label is reported; the others sync")
+		netbox.Change(func(d *fakenetbox.Device) { d.Tags = append(d.Tags, fakenetbox.Ref{Slug: "not a slug!"}) }, 5)
+		netbox.Change(func(d *fakenetbox.Device) { d.PrimaryIP, d.PrimaryIP4 = nil, nil }, 6)
+		ts = requestSync(ts)
+		Expect(condition(ts, operatorv1alpha1.ConditionSynced).Status).To(Equal(metav1.ConditionTrue))
+		Expect(condition(ts, operatorv1alpha1.ConditionMappingValid)).To(And(HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", operatorv1alpha1.ReasonRecordsInvalid)))
+		Expect(ts.Status.RecordsInvalid).To(BeEquivalentTo(1))
+		Expect(ts.Status.InvalidRecords).To(ConsistOf(ContainSubstring(`record 4 (dc1-dev-00005): label key "tag-not a slug!"`)))
+		Expect(ts.Status.RecordsSkipped).To(BeEquivalentTo(1), "device 6 has no primary IP")
+		Expect(ts.Status.TargetsMissing).To(BeEquivalentTo(2), "neither maps to a Target any more: both count as missing")
 	})
 })
 

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -103,14 +104,32 @@ func NewDevice(id int) *Device {
 	}
 }
 
-// Start serves n devices, ids 1 to n. A token, when not empty, is required (Token <token> or Bearer <token>).
+// Start serves n devices, ids 1 to n, over plain HTTP. A token, when not empty, is required (Token <token> or
+// Bearer <token>).
 func Start(n int, token string) *Server {
+	s := newServer(n, token)
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// StartTLS is Start over HTTPS, with a certificate of its own: CAPEM verifies it.
+func StartTLS(n int, token string) *Server {
+	s := newServer(n, token)
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+func newServer(n int, token string) *Server {
 	s := &Server{devices: map[int]*Device{}, token: token, truncateTo: -1, requests: map[int]int{}}
 	for id := 1; id <= n; id++ {
 		s.devices[id] = NewDevice(id)
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// CAPEM is the PEM certificate that verifies a StartTLS server.
+func (s *Server) CAPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 }
 
 // DevicesURL is the URL of the device list with this page size.
@@ -232,7 +251,7 @@ func (s *Server) answer(req *http.Request) (int, []byte, string) {
 	p := page{Count: len(ids), Results: []*Device{}}
 	for _, id := range ids[min(offset, served):min(offset+limit, served)] {
 		d := *s.devices[id]
-		d.URL = fmt.Sprintf("http://%s%s%d/", req.Host, DevicesPath, id)
+		d.URL = fmt.Sprintf("%s://%s%s%d/", scheme(req), req.Host, DevicesPath, id)
 		p.Results = append(p.Results, &d)
 	}
 	if offset+limit < served {
@@ -263,7 +282,14 @@ func pageURL(req *http.Request, limit, offset int) string {
 	q := req.URL.Query()
 	q.Set("limit", strconv.Itoa(limit))
 	q.Set("offset", strconv.Itoa(offset))
-	return fmt.Sprintf("http://%s%s?%s", req.Host, req.URL.Path, q.Encode())
+	return fmt.Sprintf("%s://%s%s?%s", scheme(req), req.Host, req.URL.Path, q.Encode())
+}
+
+func scheme(req *http.Request) string {
+	if req.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 func matches(ifNoneMatch, etag string) bool {
