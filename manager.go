@@ -23,6 +23,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/controllers/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
 )
 
 // newScheme knows the built-in kinds and the operator's own.
@@ -113,6 +114,11 @@ func run(ctx context.Context, o options) error {
 	metricsAPI, err := metricsadapter.Setup(ctx, mgr, o.metricsAPI)
 	if err != nil {
 		return fmt.Errorf("set up metrics APIs: %w", err)
+	}
+
+	o.targetSourcePush.DrainPeriod = o.metricsAPI.DrainPeriod
+	if err := pushendpoint.Setup(ctx, mgr, o.targetSourcePush, o.metricsAPI.WatchNamespaces); err != nil {
+		return fmt.Errorf("set up the TargetSource push endpoint: %w", err)
 	}
 
 	log.Info("starting manager", "leaderElection", o.leaderElect, "metrics", o.metricsAddr, "probes", o.probeAddr)

@@ -298,6 +298,10 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		syncTargetSource(refusedNothing)
 	})
 
+	It("takes a TargetSource's snapshot posted to its push endpoint and makes its Targets", func() {
+		pushToTargetSource(refusedNothing)
+	})
+
 	It("sent every verb it is granted, where it is granted, but those listed with a reason in grantedUnsent", func() {
 		By("waiting for the leader to renew its Lease")
 		Eventually(func(g Gomega) {
@@ -349,6 +353,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 	Expect(startBalancer(mgr)).To(Succeed())
 	Expect((&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	Expect(targetsource.NewReconciler(mgr).SetupWithManager(mgr)).To(Succeed())
+	setupPushEndpoint(mgr, install.namespace)
 	return runOperator(mgr, &cluster.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),

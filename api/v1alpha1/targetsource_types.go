@@ -210,7 +210,17 @@ type PushInventory struct {
 	// +required
 	Auth PushAuth `json:"auth"`
 
-	// MaxBodyBytes is the largest body accepted; a larger post is refused.
+	// KeyField is the top-level field of a record whose value (a string or a number) identifies it: a delta
+	// upserts and deletes records by it, and no two records of a snapshot may share it. For example name,
+	// or id for NetBox devices.
+	// +kubebuilder:default="name"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	KeyField string `json:"keyField,omitempty"`
+
+	// MaxBodyBytes is the largest body accepted; a larger post is refused (413) before it is parsed. The
+	// operator's --targetsource-push-max-body-bytes caps it.
 	// +kubebuilder:default=16777216
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=268435456

@@ -15,6 +15,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
+	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
 )
 
 // providerName is the provider a TargetSource's spec sets, as status.provider shows it.
@@ -46,6 +47,9 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 			opts.Transport = r.HTTPTransport
 		}
 		build = func() (inventory.Provider, error) { return inventory.NewHTTP(opts) }
+	case ts.Spec.Push != nil:
+		// The push provider reads the snapshot's ConfigMap at each fetch; the auth Secret is the endpoint's.
+		build = func() (inventory.Provider, error) { return pushendpoint.NewProvider(r.APIReader, ts), nil }
 	default:
 		return nil, "", errNoProvider
 	}

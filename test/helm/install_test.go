@@ -403,7 +403,8 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		for _, l := range leases.Items {
 			result.LeftInNamespace = append(result.LeftInNamespace, "Lease/"+l.Name)
 		}
-		Expect(result.LeftInNamespace).To(ConsistOf("Secret/gnmic-operator-metrics-api-cert", "Lease/"+harness.OperatorLeaseName))
+		Expect(result.LeftInNamespace).To(ConsistOf("Secret/gnmic-operator-metrics-api-cert",
+			"Secret/gnmic-operator-targetsource-push-cert", "Lease/"+harness.OperatorLeaseName))
 	})
 
 	// The switch to sharding made the documented way (docs/helm.md): with no replica of the other mode running.
