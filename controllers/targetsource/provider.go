@@ -23,6 +23,8 @@ func providerName(spec *operatorv1alpha1.TargetSourceSpec) string {
 		return "http"
 	case spec.Push != nil:
 		return "push"
+	case spec.Consul != nil:
+		return "consul"
 	}
 	return ""
 }
@@ -46,6 +48,14 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 		}
 		p, err = inventory.NewHTTP(opts)
 		if err != nil {
+			return nil, "", err
+		}
+	case ts.Spec.Consul != nil:
+		opts, err := consulOptions(ctx, refs, ts.Spec.Consul)
+		if err != nil {
+			return nil, "", err
+		}
+		if p, err = inventory.NewConsul(opts); err != nil {
 			return nil, "", err
 		}
 	default:
