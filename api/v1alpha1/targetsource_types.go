@@ -365,6 +365,11 @@ type TargetSourceStatus struct {
 	// +optional
 	LastAttemptTime *metav1.Time `json:"lastAttemptTime,omitempty"`
 
+	// LastSyncRequest is the value of the annotation operator.gnmic.dev/sync-requested that the last sync
+	// answered: setting the annotation to another value syncs at once.
+	// +optional
+	LastSyncRequest string `json:"lastSyncRequest,omitempty"`
+
 	// Records the inventory held at the last successful sync (before expand and include); the truncation guard
 	// compares the next answer with it.
 	// +optional
@@ -433,6 +438,10 @@ const (
 	// TargetSourceLabel carries the name of the TargetSource that made a Target (its controller owner
 	// reference says the same, with the UID).
 	TargetSourceLabel = "operator.gnmic.dev/targetsource"
+	// SyncRequestedAnnotation on a TargetSource asks for a sync now: any value other than
+	// status.lastSyncRequest, for example the time (kubectl annotate --overwrite targetsource/x
+	// operator.gnmic.dev/sync-requested="$(date +%s)").
+	SyncRequestedAnnotation = "operator.gnmic.dev/sync-requested"
 	// MissingSinceAnnotation is on a Target whose device is missing from the inventory: the sync number
 	// (status.syncs) of the first sync it was missing from.
 	MissingSinceAnnotation = "operator.gnmic.dev/missing-since"
@@ -456,12 +465,15 @@ const (
 
 // Condition reasons of a TargetSource.
 const (
-	ReasonSynced          = "Synced"
-	ReasonFetchFailed     = "FetchFailed"
-	ReasonTruncated       = "Truncated"
-	ReasonNotTruncated    = "NotTruncated"
-	ReasonMappingInvalid  = "MappingInvalid"
-	ReasonMappingValid    = "MappingValid"
+	ReasonSynced         = "Synced"
+	ReasonFetchFailed    = "FetchFailed"
+	ReasonTruncated      = "Truncated"
+	ReasonNotTruncated   = "NotTruncated"
+	ReasonMappingInvalid = "MappingInvalid"
+	ReasonMappingValid   = "MappingValid"
+	// ReasonRecordsInvalid (MappingValid False): the mapping compiles, and some records map to no valid Target;
+	// status.invalidRecords names the first with why. The others are synced.
+	ReasonRecordsInvalid  = "RecordsInvalid"
 	ReasonApplyFailed     = "ApplyFailed"
 	ReasonReachable       = "Reachable"
 	ReasonTargetsConflict = "TargetsConflict"

@@ -32,10 +32,10 @@ func providerName(spec *operatorv1alpha1.TargetSourceSpec) string {
 // errNoProvider: the spec sets no provider this operator knows (the CRD's rule makes it rare: an older CRD).
 var errNoProvider = errors.New("the spec sets no provider")
 
-// newProvider builds the provider a TargetSource's spec asks for, with its Secrets read. Each provider adds
-// one case. The fingerprint changes whenever the provider must be rebuilt: the spec's generation, or a
-// resourceVersion of a Secret or ConfigMap it read.
-func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.TargetSource) (p inventory.Provider, fingerprint string, err error) {
+// newProvider reads what the provider a TargetSource's spec asks for needs (its Secrets and ConfigMaps) and
+// returns how to build it, with a fingerprint that changes whenever it must be rebuilt: the spec's generation,
+// or the resourceVersion of a Secret or ConfigMap it read. Each provider adds one case.
+func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.TargetSource) (build func() (inventory.Provider, error), fingerprint string, err error) {
 	refs := &refReader{reader: r.APIReader, namespace: ts.Namespace}
 	switch {
 	case ts.Spec.HTTP != nil:
@@ -46,22 +46,17 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 		if r.HTTPTransport != nil {
 			opts.Transport = r.HTTPTransport
 		}
-		p, err = inventory.NewHTTP(opts)
-		if err != nil {
-			return nil, "", err
-		}
+		build = func() (inventory.Provider, error) { return inventory.NewHTTP(opts) }
 	case ts.Spec.Consul != nil:
 		opts, err := consulOptions(ctx, refs, ts.Spec.Consul)
 		if err != nil {
 			return nil, "", err
 		}
-		if p, err = inventory.NewConsul(opts); err != nil {
-			return nil, "", err
-		}
+		build = func() (inventory.Provider, error) { return inventory.NewConsul(opts) }
 	default:
 		return nil, "", errNoProvider
 	}
-	return p, fmt.Sprintf("%d/%s", ts.Generation, strings.Join(refs.versions, ",")), nil
+	return build, fmt.Sprintf("%s/%d/%s", ts.UID, ts.Generation, strings.Join(refs.versions, ",")), nil
 }
 
 // httpOptions are the HTTP provider's options from spec.http, its Secrets read, its fields defaulted from the
@@ -181,10 +176,11 @@ func (r *refReader) configMapKey(ctx context.Context, name, key string) ([]byte,
 }
 
 // providers keeps each TargetSource's provider (and what it last returned) between syncs, while its
-// fingerprint holds. Forgetting rule: an entry goes when its TargetSource is deleted or no longer synced here.
+// fingerprint holds. Forgetting rule: an entry goes when its TargetSource is deleted, synced by another
+// replica, or its fetch failed (the next sync starts afresh).
 type providers struct {
 	mu      sync.Mutex
-	entries map[types.UID]*providerEntry
+	entries map[types.NamespacedName]*providerEntry
 }
 
 // providerEntry is one TargetSource's provider and the last snapshot it returned, which an Unchanged answer
@@ -195,23 +191,23 @@ type providerEntry struct {
 	last        *inventory.Snapshot
 }
 
-func (p *providers) get(uid types.UID) *providerEntry {
+func (p *providers) get(key types.NamespacedName) *providerEntry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.entries[uid]
+	return p.entries[key]
 }
 
-func (p *providers) set(uid types.UID, e *providerEntry) {
+func (p *providers) set(key types.NamespacedName, e *providerEntry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.entries == nil {
-		p.entries = map[types.UID]*providerEntry{}
+		p.entries = map[types.NamespacedName]*providerEntry{}
 	}
-	p.entries[uid] = e
+	p.entries[key] = e
 }
 
-func (p *providers) forget(uid types.UID) {
+func (p *providers) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.entries, uid)
+	delete(p.entries, key)
 }

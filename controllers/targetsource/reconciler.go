@@ -1,26 +1,33 @@
 package targetsource
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
 )
 
 // The TargetSource's permissions: it reads TargetSources and writes their status, creates, updates and deletes
-// the Targets it owns (and lists every Target of the namespace, to see conflicts), and reads the Secrets and
-// ConfigMaps its providers name.
+// the Targets it owns (it lists every Target of the namespace from the API server, to see conflicts, under the
+// Cluster controller's grant), and reads the Secrets and ConfigMaps its providers name (rbac.go's grants).
 //
-// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources,verbs=list;watch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources/status,verbs=update
-// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targets,verbs=list;create;patch;delete
-// +kubebuilder:rbac:groups=core,resources=secrets;configmaps,verbs=get
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targets,verbs=create;update;delete
 
 // Reconciler keeps each TargetSource's Targets in sync with its inventory: it fetches the inventory through a
-// provider (internal/inventory), maps the records to Targets, plans the writes with the sync core, writes them
-// in batches and reports.
+// provider (internal/inventory), maps the records to Targets (internal/targetmapping), plans the writes with
+// the sync core (internal/targetsync), writes them in batches and reports.
 type Reconciler struct {
 	// Client writes Targets and TargetSource status, and reads TargetSources from the cache.
 	client.Client
@@ -42,12 +49,18 @@ type Reconciler struct {
 
 // Assigner says which replica of a sharded operator runs an object.
 type Assigner interface {
-	// Assigned is true when this replica runs the object named key.
+	// Assigned is true when this replica runs the object named key. Replicas that briefly disagree on the
+	// members may both run one: a sync's writes are conditional on what it read, and its number advances only
+	// through a status update that fails on conflict.
 	Assigned(key string) bool
 }
 
 // clientReader is what refReader needs of a client.
 type clientReader = client.Reader
+
+// shardRecheck is how often a replica that another replica runs a TargetSource for looks again, in case the
+// members change.
+const shardRecheck = 30 * time.Second
 
 // NewReconciler builds a Reconciler over the manager's clients.
 func NewReconciler(mgr ctrl.Manager) *Reconciler {
@@ -57,3 +70,88 @@ func NewReconciler(mgr ctrl.Manager) *Reconciler {
 		Recorder:  mgr.GetEventRecorderFor("gnmic-operator"),
 	}
 }
+
+// Reconcile syncs a TargetSource when its interval has passed since its last sync (at once after a spec
+// change): fetch, map, plan, write, report.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ts operatorv1alpha1.TargetSource
+	if err := r.Get(ctx, req.NamespacedName, &ts); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Its Targets go with it: they carry its owner reference.
+			r.providers.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("get TargetSource: %w", err)
+	}
+	if !ts.DeletionTimestamp.IsZero() {
+		r.providers.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if r.Shard != nil && !r.Shard.Assigned("targetsource/"+req.String()) {
+		// Another replica syncs it. What this one fetched is forgotten: if it gets the TargetSource back, it
+		// starts from the status, which is all a sync relies on.
+		r.providers.forget(req.NamespacedName)
+		return ctrl.Result{RequeueAfter: shardRecheck}, nil
+	}
+	now := r.now()
+	if wait := r.untilDue(&ts, now); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+
+	outcome := r.sync(ctx, &ts)
+	status := reportStatus(&ts, outcome, r.now())
+	r.recordEvents(&ts, outcome)
+	if err := r.writeStatus(ctx, &ts, status); err != nil {
+		return conflict.Retry(ctx, err)
+	}
+	log.FromContext(ctx).V(1).Info("synced", "ok", outcome.err == nil, "records", outcome.records,
+		"created", outcome.written.created, "updated", outcome.written.updated, "marked", outcome.written.marked,
+		"deleted", outcome.written.deleted, "conflicts", len(outcome.plan.Conflicts), "took", r.now().Sub(now))
+	return ctrl.Result{RequeueAfter: interval(&ts)}, nil
+}
+
+// untilDue is how long before the TargetSource's next sync is due: its interval after the last attempt,
+// or now when its spec changed since or a sync was requested (SyncRequestedAnnotation).
+func (r *Reconciler) untilDue(ts *operatorv1alpha1.TargetSource, now time.Time) time.Duration {
+	last := ts.Status.LastAttemptTime
+	if last == nil || ts.Status.ObservedGeneration != ts.Generation ||
+		ts.Annotations[operatorv1alpha1.SyncRequestedAnnotation] != ts.Status.LastSyncRequest {
+		return 0
+	}
+	return last.Add(interval(ts)).Sub(now)
+}
+
+// interval is the time between two syncs.
+func interval(ts *operatorv1alpha1.TargetSource) time.Duration {
+	if h := ts.Spec.HTTP; h != nil && h.Interval != nil && h.Interval.Duration > 0 {
+		return h.Interval.Duration
+	}
+	if c := ts.Spec.Consul; c != nil && c.Interval != nil && c.Interval.Duration > 0 {
+		return c.Interval.Duration
+	}
+	return defaultInterval
+}
+
+// defaultInterval is the interval of a provider without one (a push inventory is synced at each post, and
+// every defaultInterval to count misses of what it stopped sending).
+const defaultInterval = 5 * time.Minute
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// writeStatus writes the status computed for this sync, conditional on the TargetSource read at its start: a
+// replica that synced it meanwhile wins, and this sync's number is not counted twice.
+func (r *Reconciler) writeStatus(ctx context.Context, ts *operatorv1alpha1.TargetSource, status operatorv1alpha1.TargetSourceStatus) error {
+	ts.Status = status
+	if err := r.Status().Update(ctx, ts); err != nil {
+		return fmt.Errorf("write TargetSource status: %w", err)
+	}
+	return nil
+}
+
+// errUnchangedWithoutSnapshot is a provider answering Unchanged with nothing it could stand for.
+var errUnchangedWithoutSnapshot = errors.New("the provider answered unchanged before any snapshot")
