@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -73,22 +74,22 @@ func TestConsulAgainstARealAgent(t *testing.T) {
 	}
 	t.Cleanup(agent.Stop)
 	admin := agent.ManagementClient()
-	readToken := createToken(t, agent, `service_prefix "" { policy = "read" }
+	readToken := consulToken(t, agent, `service_prefix "" { policy = "read" }
 node_prefix "" { policy = "read" }`)
 
 	t.Run("each instance of the services is a record", func(t *testing.T) {
-		register(t, admin, "a-leaf1", "10.1.0.1", map[string]string{"site": "ams1", "rack": "r1"},
+		consulRegister(t, admin, "a-leaf1", "10.1.0.1", map[string]string{"site": "ams1", "rack": "r1"},
 			&consul.AgentService{ID: "gnmi", Service: "gnmi-a", Port: 57400, Tags: []string{"gnmi", "srl"}, Meta: map[string]string{"gnmic_profile": "srl"}})
-		register(t, admin, "a-leaf2", "10.1.0.2", map[string]string{"site": "ams2"},
+		consulRegister(t, admin, "a-leaf2", "10.1.0.2", map[string]string{"site": "ams2"},
 			&consul.AgentService{ID: "gnmi", Service: "gnmi-a", Address: "10.2.0.2", Port: 6030, Tags: []string{"gnmi"}})
-		register(t, admin, "a-spine1", "2001:db8::1", nil,
+		consulRegister(t, admin, "a-spine1", "2001:db8::1", nil,
 			&consul.AgentService{ID: "gnmi", Service: "gnmi-a", Port: 57400})
-		register(t, admin, "a-leaf1", "10.1.0.1", map[string]string{"site": "ams1", "rack": "r1"},
+		consulRegister(t, admin, "a-leaf1", "10.1.0.1", map[string]string{"site": "ams1", "rack": "r1"},
 			&consul.AgentService{ID: "ssh", Service: "ssh-a", Port: 22})
 
-		snap := fetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
+		snap := consulFetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
 			Services: []string{"gnmi-a"}, NodeMetaLabels: []string{"site", "role"}})
-		records := byNode(snap.Records)
+		records := consulByNode(snap.Records)
 		if len(records) != 3 || snap.Announced != -1 || snap.Unchanged {
 			t.Fatalf("snapshot: %d records (want 3: ssh-a is not read), announced %d (want -1), unchanged %v", len(records), snap.Announced, snap.Unchanged)
 		}
@@ -115,11 +116,11 @@ node_prefix "" { policy = "read" }`)
 	})
 
 	t.Run("tags and the filter select instances", func(t *testing.T) {
-		register(t, admin, "b-leaf1", "10.3.0.1", map[string]string{"site": "ams1"},
+		consulRegister(t, admin, "b-leaf1", "10.3.0.1", map[string]string{"site": "ams1"},
 			&consul.AgentService{ID: "gnmi", Service: "gnmi-b", Port: 57400, Tags: []string{"gnmi", "srl"}})
-		register(t, admin, "b-leaf2", "10.3.0.2", map[string]string{"site": "ams2"},
+		consulRegister(t, admin, "b-leaf2", "10.3.0.2", map[string]string{"site": "ams2"},
 			&consul.AgentService{ID: "gnmi", Service: "gnmi-b", Port: 57400, Tags: []string{"gnmi"}})
-		register(t, admin, "b-leaf3", "10.3.0.3", map[string]string{"site": "ams2"},
+		consulRegister(t, admin, "b-leaf3", "10.3.0.3", map[string]string{"site": "ams2"},
 			&consul.AgentService{ID: "gnmi", Service: "gnmi-b", Port: 57400, Tags: []string{"srl"}})
 		for _, tc := range []struct {
 			name   string
@@ -135,9 +136,9 @@ node_prefix "" { policy = "read" }`)
 			{name: "no match", tags: []string{"absent"}, want: nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				snap := fetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
+				snap := consulFetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
 					Services: []string{"gnmi-b"}, Tags: tc.tags, Filter: tc.filter})
-				if got := nodes(snap.Records); !reflect.DeepEqual(got, tc.want) {
+				if got := consulNodes(snap.Records); !reflect.DeepEqual(got, tc.want) {
 					t.Errorf("nodes %v, want %v", got, tc.want)
 				}
 			})
@@ -145,9 +146,9 @@ node_prefix "" { policy = "read" }`)
 	})
 
 	t.Run("several services are read in order", func(t *testing.T) {
-		register(t, admin, "c-r1", "10.4.0.1", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-c1", Port: 57400})
-		register(t, admin, "c-r2", "10.4.0.2", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-c2", Port: 57400})
-		snap := fetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
+		consulRegister(t, admin, "c-r1", "10.4.0.1", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-c1", Port: 57400})
+		consulRegister(t, admin, "c-r2", "10.4.0.2", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-c2", Port: 57400})
+		snap := consulFetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
 			Services: []string{"gnmi-c2", "gnmi-c1", "gnmi-absent"}})
 		var got []string
 		for _, r := range snap.Records {
@@ -159,8 +160,8 @@ node_prefix "" { policy = "read" }`)
 	})
 
 	t.Run("unchanged until an instance or its node changes", func(t *testing.T) {
-		register(t, admin, "d-r1", "10.5.0.1", map[string]string{"site": "ams1"}, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57400})
-		register(t, admin, "d-r2", "10.5.0.2", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57400})
+		consulRegister(t, admin, "d-r1", "10.5.0.1", map[string]string{"site": "ams1"}, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57400})
+		consulRegister(t, admin, "d-r2", "10.5.0.2", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57400})
 		p, err := inventory.NewConsul(inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
 			Services: []string{"gnmi-d"}, NodeMetaLabels: []string{"site"}})
 		if err != nil {
@@ -175,22 +176,22 @@ node_prefix "" { policy = "read" }`)
 			if snap.Unchanged != wantUnchanged {
 				t.Fatalf("%s: unchanged %v, want %v", what, snap.Unchanged, wantUnchanged)
 			}
-			if got := nodes(snap.Records); !wantUnchanged && !reflect.DeepEqual(got, wantNodes) {
+			if got := consulNodes(snap.Records); !wantUnchanged && !reflect.DeepEqual(got, wantNodes) {
 				t.Fatalf("%s: nodes %v, want %v", what, got, wantNodes)
 			}
 			return snap
 		}
 		step("first fetch", false, "d-r1", "d-r2")
 		step("nothing changed", true)
-		register(t, admin, "d-r1", "10.5.0.1", map[string]string{"site": "ams9"}, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57400})
+		consulRegister(t, admin, "d-r1", "10.5.0.1", map[string]string{"site": "ams9"}, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57400})
 		snap := step("the node's metadata changed", false, "d-r1", "d-r2")
-		if got := byNode(snap.Records)[0]["labels"]; !reflect.DeepEqual(got, map[string]any{"site": "ams9"}) {
+		if got := consulByNode(snap.Records)[0]["labels"]; !reflect.DeepEqual(got, map[string]any{"site": "ams9"}) {
 			t.Errorf("labels of d-r1 after its node moved: %v, want site=ams9", got)
 		}
 		step("nothing changed again", true)
-		register(t, admin, "d-r2", "10.5.0.2", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57401})
+		consulRegister(t, admin, "d-r2", "10.5.0.2", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-d", Port: 57401})
 		snap = step("the instance's port changed", false, "d-r1", "d-r2")
-		if got := byNode(snap.Records)[1]["address"]; got != "10.5.0.2:57401" {
+		if got := consulByNode(snap.Records)[1]["address"]; got != "10.5.0.2:57401" {
 			t.Errorf("address of d-r2 after its port changed: %v, want 10.5.0.2:57401", got)
 		}
 		if _, err := admin.Catalog().Deregister(&consul.CatalogDeregistration{Node: "d-r2"}, nil); err != nil {
@@ -200,10 +201,12 @@ node_prefix "" { policy = "read" }`)
 	})
 
 	t.Run("what a token may not read", func(t *testing.T) {
-		register(t, admin, "e-r1", "10.6.0.1", nil, &consul.AgentService{Service: "gnmi-e", Port: 57400})
-		register(t, admin, "e-secret", "10.6.0.2", nil, &consul.AgentService{Service: "gnmi-e", Port: 57400})
-		partial := createToken(t, agent, `service "gnmi-e" { policy = "read" }
+		consulRegister(t, admin, "e-r1", "10.6.0.1", nil, &consul.AgentService{Service: "gnmi-e", Port: 57400})
+		consulRegister(t, admin, "e-secret", "10.6.0.2", nil, &consul.AgentService{Service: "gnmi-e", Port: 57400})
+		partial := consulToken(t, agent, `service "gnmi-e" { policy = "read" }
 node "e-r1" { policy = "read" }`)
+		nodesOnly := consulToken(t, agent, `node_prefix "" { policy = "read" }`)
+		nothing := consulToken(t, agent, `key_prefix "" { policy = "read" }`)
 		// The client library would send CONSUL_HTTP_TOKEN when the inventory has no token: it must not.
 		t.Setenv("CONSUL_HTTP_TOKEN", consulagent.ManagementToken)
 		for _, tc := range []struct {
@@ -211,11 +214,13 @@ node "e-r1" { policy = "read" }`)
 			wantRecords int
 			wantErr     string
 		}{
-			// Consul answers a token without service:read as if the service had no instance, and says
+			// Without a token (the anonymous one) Consul answers as if the service had no instance, and says
 			// nothing: the sync's truncation guard is what keeps the Targets (docs/target-sources-consul.md).
 			{name: "no token: Consul says the service is empty", wantRecords: 0},
-			// With service:read but not node:read on every node, Consul leaves those instances out and says so.
+			// With a token Consul leaves out what the token may not read, and says so.
+			{name: "a token without any right on services and nodes", token: nothing, wantErr: "may not read every instance of service gnmi-e"},
 			{name: "a token that may not read one node", token: partial, wantErr: "may not read every instance of service gnmi-e"},
+			{name: "a token that may read the nodes but not the service", token: nodesOnly, wantErr: "may not read every instance of service gnmi-e"},
 			{name: "a token unknown to Consul", token: "00000000-0000-4000-8000-000000000000", wantErr: "ACL not found"},
 			{name: "a token that reads everything", token: readToken, wantRecords: 2},
 		} {
@@ -238,7 +243,7 @@ node "e-r1" { policy = "read" }`)
 	})
 
 	t.Run("over HTTPS with a client certificate", func(t *testing.T) {
-		register(t, admin, "f-r1", "10.7.0.1", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-f", Port: 57400})
+		consulRegister(t, admin, "f-r1", "10.7.0.1", nil, &consul.AgentService{ID: "gnmi", Service: "gnmi-f", Port: 57400})
 		for _, tc := range []struct {
 			name    string
 			change  func(o *inventory.ConsulOptions)
@@ -300,16 +305,16 @@ node "e-r1" { policy = "read" }`)
 	t.Run("the consul preset maps the records to Targets", func(t *testing.T) {
 		// Devices registered as external nodes, one instance each: its ID is the service's name (Consul's default),
 		// the node names it.
-		register(t, admin, "g-leaf1", "10.8.0.1", map[string]string{"site": "ams1", "rack": "r1"},
+		consulRegister(t, admin, "g-leaf1", "10.8.0.1", map[string]string{"site": "ams1", "rack": "r1"},
 			&consul.AgentService{Service: "gnmi-g", Port: 57400, Meta: map[string]string{"gnmic_profile": "srl"}})
-		register(t, admin, "g-Spine_1", "10.8.0.2", map[string]string{"site": "ams1"},
+		consulRegister(t, admin, "g-Spine_1", "10.8.0.2", map[string]string{"site": "ams1"},
 			&consul.AgentService{ID: "gnmi-g", Service: "gnmi-g", Port: 6030})
 		// Devices registered as services of one agent's node: the instance's ID names them.
-		register(t, admin, "g-collector", "10.8.0.100", nil,
+		consulRegister(t, admin, "g-collector", "10.8.0.100", nil,
 			&consul.AgentService{ID: "edge7", Service: "gnmi-g", Address: "192.0.2.7", Port: 57400})
-		register(t, admin, "g-collector", "10.8.0.100", nil,
+		consulRegister(t, admin, "g-collector", "10.8.0.100", nil,
 			&consul.AgentService{ID: "edge8", Service: "gnmi-g", Address: "192.0.2.8"})
-		snap := fetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
+		snap := consulFetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
 			Services: []string{"gnmi-g"}, NodeMetaLabels: []string{"site"}})
 		mapper, err := targetmapping.Compile(targetmapping.Mapping{Preset: targetmapping.PresetConsul, DefaultProfile: "default",
 			DefaultPort: 9339, DefaultLabels: map[string]string{"source": "consul"}})
@@ -330,19 +335,22 @@ node "e-r1" { policy = "read" }`)
 	})
 }
 
-// createToken creates an ACL token with a policy of these rules.
-func createToken(t *testing.T, agent *consulagent.Agent, rules string) string {
+var consulPolicies int
+
+// consulToken creates an ACL token with a policy of these rules.
+func consulToken(t *testing.T, agent *consulagent.Agent, rules string) string {
 	t.Helper()
-	token, err := agent.CreateToken(context.Background(), "p"+strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), rules)
+	consulPolicies++
+	token, err := agent.CreateToken(context.Background(), fmt.Sprintf("policy-%d", consulPolicies), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return token
 }
 
-// register registers an external node (a device, as consul-esm and network inventories register them) and a
+// consulRegister registers an external node (a device, as consul-esm and network inventories register them) and a
 // service instance on it.
-func register(t *testing.T, admin *consul.Client, node, address string, meta map[string]string, service *consul.AgentService) {
+func consulRegister(t *testing.T, admin *consul.Client, node, address string, meta map[string]string, service *consul.AgentService) {
 	t.Helper()
 	_, err := admin.Catalog().Register(&consul.CatalogRegistration{Node: node, Address: address, NodeMeta: meta, Service: service}, nil)
 	if err != nil {
@@ -350,7 +358,7 @@ func register(t *testing.T, admin *consul.Client, node, address string, meta map
 	}
 }
 
-func fetch(t *testing.T, o inventory.ConsulOptions) inventory.Snapshot {
+func consulFetch(t *testing.T, o inventory.ConsulOptions) inventory.Snapshot {
 	t.Helper()
 	p, err := inventory.NewConsul(o)
 	if err != nil {
@@ -363,8 +371,8 @@ func fetch(t *testing.T, o inventory.ConsulOptions) inventory.Snapshot {
 	return snap
 }
 
-// byNode sorts records by node, then instance ID.
-func byNode(records []inventory.Record) []inventory.Record {
+// consulByNode sorts records by node, then instance ID.
+func consulByNode(records []inventory.Record) []inventory.Record {
 	out := append([]inventory.Record(nil), records...)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i]["node"].(string)+"/"+out[i]["serviceID"].(string), out[j]["node"].(string)+"/"+out[j]["serviceID"].(string)
@@ -373,9 +381,9 @@ func byNode(records []inventory.Record) []inventory.Record {
 	return out
 }
 
-func nodes(records []inventory.Record) []string {
+func consulNodes(records []inventory.Record) []string {
 	var out []string
-	for _, r := range byNode(records) {
+	for _, r := range consulByNode(records) {
 		out = append(out, r["node"].(string))
 	}
 	return out
