@@ -99,6 +99,9 @@ func run(ctx context.Context, o options) error {
 	if err := setupBalancer(mgr, balancerShard); err != nil {
 		return err
 	}
+	if err := setupTargetSource(mgr, balancerShard); err != nil {
+		return err
+	}
 
 	if o.watchNamespace != "" {
 		o.metricsAPI.WatchNamespaces = strings.Split(o.watchNamespace, ",")

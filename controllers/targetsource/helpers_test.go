@@ -69,7 +69,7 @@ func requestSync(ts *operatorv1alpha1.TargetSource) *operatorv1alpha1.TargetSour
 	Eventually(func(g Gomega) {
 		after = source(g, ts)
 		g.Expect(after.Status.LastSyncRequest).To(Equal(value))
-	}, 60*time.Second, 50*time.Millisecond).Should(Succeed())
+	}, 2*time.Minute, 50*time.Millisecond).Should(Succeed())
 	return after
 }
 
@@ -79,7 +79,7 @@ func waitForSyncs(ts *operatorv1alpha1.TargetSource, n int64) *operatorv1alpha1.
 	Eventually(func(g Gomega) {
 		after = source(g, ts)
 		g.Expect(after.Status.Syncs).To(BeNumerically(">=", n))
-	}, 90*time.Second, 50*time.Millisecond).Should(Succeed())
+	}, 3*time.Minute, 50*time.Millisecond).Should(Succeed())
 	return after
 }
 
@@ -140,4 +140,3 @@ func writesSince(r *replica, ns string, before map[string]int) map[string]int {
 	}
 	return out
 }
-

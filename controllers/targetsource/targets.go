@@ -88,14 +88,15 @@ func render(t *operatorv1alpha1.Target, ts *operatorv1alpha1.TargetSource, d tar
 }
 
 // ownerReference makes the TargetSource its Targets' controller: deleting it deletes them (garbage
-// collection), and no other TargetSource takes them over.
+// collection, in the background), and no other TargetSource takes them over. It does not block the owner's
+// deletion: that would need update on targetsources/finalizers where OwnerReferencesPermissionEnforcement runs
+// (OpenShift), for a foreground deletion nobody needs.
 func ownerReference(ts *operatorv1alpha1.TargetSource) metav1.OwnerReference {
 	return metav1.OwnerReference{
-		APIVersion:         operatorv1alpha1.GroupVersion.String(),
-		Kind:               "TargetSource",
-		Name:               ts.Name,
-		UID:                ts.UID,
-		Controller:         ptr.To(true),
-		BlockOwnerDeletion: ptr.To(true),
+		APIVersion: operatorv1alpha1.GroupVersion.String(),
+		Kind:       "TargetSource",
+		Name:       ts.Name,
+		UID:        ts.UID,
+		Controller: ptr.To(true),
 	}
 }

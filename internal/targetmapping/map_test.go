@@ -177,3 +177,37 @@ func FuzzTargetNameIsAValidNameOrEmpty(f *testing.F) {
 		}
 	})
 }
+
+// The generic CMDB example of docs/target-sources.md, as written there.
+func TestTheDocsCMDBExampleMapsAsDocumented(t *testing.T) {
+	m := compile(t, targetmapping.Mapping{Expressions: targetmapping.Expressions{
+		Include: `!record.decommissioned`,
+		Name:    `targetName(record.hostname)`,
+		Address: `record.mgmt.ip + ':' + string(int(record.mgmt.port))`,
+		Profile: `record.vendor == 'arista' ? 'arista-eos' : 'default'`,
+		Labels:  `{"vendor": record.vendor, "city": record.hostname.split(".")[1].lowerAscii()}`,
+		Tags:    `{"hostname": record.hostname}`,
+	}})
+	var recs []inventory.Record
+	if err := json.Unmarshal([]byte(`[
+		{"hostname": "R1.Paris", "mgmt": {"ip": "192.0.2.1", "port": 6030}, "vendor": "arista", "decommissioned": false},
+		{"hostname": "R2.Paris", "mgmt": {"ip": "192.0.2.2", "port": 6030}, "vendor": "arista", "decommissioned": true}]`), &recs); err != nil {
+		t.Fatal(err)
+	}
+	res := m.Map(recs)
+	want := []targetmapping.Target{{Name: "r1.paris", Address: "192.0.2.1:6030", Profile: "arista-eos",
+		Labels: map[string]string{"vendor": "arista", "city": "paris"}, Tags: map[string]string{"hostname": "R1.Paris"}}}
+	if !reflect.DeepEqual(res.Targets, want) || res.Skipped != 1 || len(res.Invalid) != 0 {
+		t.Errorf("got %+v", res)
+	}
+}
+
+func TestOptionalFieldsReadWithDefaults(t *testing.T) {
+	m := compile(t, targetmapping.Mapping{DefaultProfile: "p", Expressions: targetmapping.Expressions{
+		Labels: `{"platform": record.?platform.?slug.orValue('none'), "port": string(record.port)}`,
+	}})
+	res := m.Map([]inventory.Record{{"name": "a", "address": "h", "port": 6030.0}, {"name": "b", "address": "h", "platform": map[string]any{"slug": "eos"}, "port": 1.0}})
+	if len(res.Targets) != 2 || res.Targets[0].Labels["platform"] != "none" || res.Targets[1].Labels["platform"] != "eos" || res.Targets[0].Labels["port"] != "6030" {
+		t.Errorf("got %+v", res)
+	}
+}
