@@ -11,6 +11,8 @@ consul: ## Provide a consul binary (Consul v1.16.3, built once from the Go modul
 # skip, which is what `make test` does.
 .PHONY: test-consul
 test-consul: consul ## Test the consul provider, its preset and the TargetSource controller against a real Consul agent.
-	CONSUL="$$(hack/consul.sh 2>/dev/null | tail -n 1)" GOTOOLCHAIN=local go test ./internal/inventory/ -run 'Consul' -count=1 -v
-	CONSUL="$$(hack/consul.sh 2>/dev/null | tail -n 1)" KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" \
-		GOTOOLCHAIN=local go test ./controllers/targetsource/ -count=1 -args -ginkgo.focus='Consul' -ginkgo.v
+	@consul="$$(hack/consul.sh 2>/dev/null | tail -n 1)"; test -x "$$consul" || { echo "no consul binary: hack/consul.sh"; exit 1; }; \
+	set -x; \
+	CONSUL="$$consul" GOTOOLCHAIN=local go test ./internal/inventory/ -run 'Consul' -count=1 -v && \
+	CONSUL="$$consul" KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" \
+		GOTOOLCHAIN=local go test ./controllers/targetsource/ -count=1 -v -args -ginkgo.focus='Consul'
