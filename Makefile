@@ -135,6 +135,7 @@ undeploy: kustomize ## Remove the operator from the cluster. ignore-not-found=tr
 
 include hack/e2e.mk
 include hack/helm.mk
+include hack/consul.mk
 
 ##@ Tools
 

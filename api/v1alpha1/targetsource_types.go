@@ -8,7 +8,7 @@ import (
 // and how carefully the Targets follow it (sync). Exactly one provider is set.
 //
 // Each provider adds its field to the rule below (docs/target-sources.md).
-// +kubebuilder:validation:XValidation:rule="[has(self.http), has(self.push)].filter(p, p).size() == 1",message="exactly one provider must be set: http or push"
+// +kubebuilder:validation:XValidation:rule="[has(self.http), has(self.push), has(self.consul)].filter(p, p).size() == 1",message="exactly one provider must be set: http, push or consul"
 type TargetSourceSpec struct {
 	// HTTP pulls the inventory from a JSON API (NetBox, Nautobot, a CMDB, a Prometheus http_sd endpoint) every
 	// interval.
@@ -20,6 +20,11 @@ type TargetSourceSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Push Inventory"
 	Push *PushInventory `json:"push,omitempty"`
+
+	// Consul reads the instances of services from Consul's catalog every interval.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Consul Inventory"
+	Consul *ConsulInventory `json:"consul,omitempty"`
 
 	// Mapping turns each inventory record into a Target: a preset, CEL expressions, defaults.
 	// +optional
@@ -252,8 +257,9 @@ const (
 // preset's, and without a preset its default. docs/target-sources.md has the presets as CEL.
 type TargetMapping struct {
 	// Preset is a set of expressions for a known inventory: netbox (NetBox's /api/dcim/devices/), httpSD
-	// (Prometheus http_sd target groups). Expressions set here replace the preset's one by one.
-	// +kubebuilder:validation:Enum=netbox;httpSD
+	// (Prometheus http_sd target groups), consul (instances of Consul services). Expressions set here replace
+	// the preset's one by one.
+	// +kubebuilder:validation:Enum=netbox;httpSD;consul
 	// +optional
 	Preset string `json:"preset,omitempty"`
 
@@ -355,7 +361,7 @@ type TargetSourceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Provider in use: http or push.
+	// Provider in use: http, push or consul.
 	// +optional
 	Provider string `json:"provider,omitempty"`
 

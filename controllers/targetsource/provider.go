@@ -25,6 +25,8 @@ func providerName(spec *operatorv1alpha1.TargetSourceSpec) string {
 		return "http"
 	case spec.Push != nil:
 		return "push"
+	case spec.Consul != nil:
+		return "consul"
 	}
 	return ""
 }
@@ -50,6 +52,12 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 	case ts.Spec.Push != nil:
 		// The push provider reads the snapshot's ConfigMap at each fetch; the auth Secret is the endpoint's.
 		build = func() (inventory.Provider, error) { return pushendpoint.NewProvider(r.APIReader, ts), nil }
+	case ts.Spec.Consul != nil:
+		opts, err := consulOptions(ctx, refs, ts.Spec.Consul)
+		if err != nil {
+			return nil, "", err
+		}
+		build = func() (inventory.Provider, error) { return inventory.NewConsul(opts) }
 	default:
 		return nil, "", errNoProvider
 	}

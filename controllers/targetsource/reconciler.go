@@ -148,6 +148,9 @@ func interval(ts *operatorv1alpha1.TargetSource) time.Duration {
 	if h := ts.Spec.HTTP; h != nil && h.Interval != nil && h.Interval.Duration > 0 {
 		return h.Interval.Duration
 	}
+	if c := ts.Spec.Consul; c != nil && c.Interval != nil && c.Interval.Duration > 0 {
+		return c.Interval.Duration
+	}
 	return defaultInterval
 }
 

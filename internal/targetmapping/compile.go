@@ -13,7 +13,7 @@ import (
 
 // Mapping is what a TargetSource's spec.mapping says.
 type Mapping struct {
-	// Preset is netbox, httpSD or empty.
+	// Preset is netbox, httpSD, consul or empty.
 	Preset string
 	// Expressions set by the user; an empty one takes the preset's, then the default's.
 	Expressions
@@ -54,7 +54,7 @@ func (e *CompileError) Error() string {
 func Compile(m Mapping) (*Mapper, error) {
 	if m.Preset != "" {
 		if _, ok := Presets[m.Preset]; !ok {
-			return nil, &CompileError{Field: "preset", Expression: m.Preset, Message: "unknown preset: netbox or httpSD"}
+			return nil, &CompileError{Field: "preset", Expression: m.Preset, Message: "unknown preset: netbox, httpSD or consul"}
 		}
 	}
 	if m.DefaultPort == 0 {

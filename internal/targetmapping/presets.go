@@ -9,6 +9,7 @@ type Expressions struct {
 const (
 	PresetNetBox = "netbox"
 	PresetHTTPSD = "httpSD"
+	PresetConsul = "consul"
 )
 
 // defaults are the expressions without a preset: a record {"name": ..., "address": ...} is a Target.
@@ -48,6 +49,19 @@ var Presets = map[string]Expressions{
 		Address: `record.address`,
 		Profile: `''`,
 		Labels:  `record.labels.filter(k, !k.startsWith('__')).map(k, {k: record.labels[k]})`,
+		Tags:    `{}`,
+	},
+	// Consul's catalog (the records of internal/inventory's Consul): one Target per service instance, named
+	// after its node when the instance's ID is the service's name (one instance per node: devices registered
+	// as external nodes), else after the instance's ID; at the instance's address and port; the profile from
+	// the service metadata gnmic_profile when it is set; the node metadata keys of spec.consul.nodeMetaLabels
+	// as labels.
+	PresetConsul: {
+		Include: `true`,
+		Name:    `targetName(record.serviceID == record.service ? record.node : record.serviceID)`,
+		Address: `record.address`,
+		Profile: `has(record.meta.gnmic_profile) ? record.meta.gnmic_profile : ''`,
+		Labels:  `record.labels`,
 		Tags:    `{}`,
 	},
 }
