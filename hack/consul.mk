@@ -1,4 +1,4 @@
-# The TargetSource's consul provider against a real Consul agent (docs/target-sources-consul.md).
+# The TargetSource's consul provider against a real Consul agent (docs/target-sources.md (Consul)).
 # Included from the repository's Makefile: `include hack/consul.mk`.
 
 ##@ Consul

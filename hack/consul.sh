@@ -6,7 +6,7 @@
 #
 # Usage: hack/consul.sh
 # The last line printed on stdout is the path of the consul binary. A warm cache answers in milliseconds;
-# a cold build takes about six minutes of both cores (docs/target-sources-consul.md).
+# a cold build takes about six minutes of both cores (docs/target-sources.md (Consul)).
 #
 # Why v1.16.3: it is the newest Consul the module proxy serves that is still under the MPL 2.0; from 1.17
 # (and 1.16.6) Consul is under the Business Source License. The client library the operator links,

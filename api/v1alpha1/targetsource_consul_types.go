@@ -4,11 +4,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// MappingPresetConsul maps the instances of Consul services: one Target per instance (docs/target-sources-consul.md).
+// MappingPresetConsul maps the instances of Consul services: one Target per instance (docs/target-sources.md (Consul)).
 const MappingPresetConsul = "consul"
 
 // ConsulInventory reads the devices from Consul's service catalog: every instance of the named services is a
-// record (node, addresses, port, tags, service and node metadata). docs/target-sources-consul.md shows a record
+// record (node, addresses, port, tags, service and node metadata). docs/target-sources.md (Consul) shows a record
 // and the consul mapping preset.
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.address.startsWith('https://')",message="tls needs an https:// address"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.insecureSkipVerify) || !self.tls.insecureSkipVerify || !has(self.tls.caRef)",message="tls.insecureSkipVerify and tls.caRef exclude each other: a CA is useless when verification is skipped"

@@ -177,7 +177,7 @@ func (c *Consul) Fetch(ctx context.Context) (Snapshot, error) {
 	return Snapshot{Records: records, Announced: -1}, nil
 }
 
-// consulRecord is one instance as a record, in JSON's types (docs/target-sources-consul.md shows one):
+// consulRecord is one instance as a record, in JSON's types (docs/target-sources.md (Consul) shows one):
 // the service's address when it has one, else its node's, as host, and host:port as address.
 func consulRecord(s *consul.CatalogService, nodeMetaLabels []string) Record {
 	host := s.ServiceAddress

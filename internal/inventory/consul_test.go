@@ -215,7 +215,7 @@ node "e-r1" { policy = "read" }`)
 			wantErr     string
 		}{
 			// Without a token (the anonymous one) Consul answers as if the service had no instance, and says
-			// nothing: the sync's truncation guard is what keeps the Targets (docs/target-sources-consul.md).
+			// nothing: the sync's truncation guard is what keeps the Targets (docs/target-sources.md (Consul)).
 			{name: "no token: Consul says the service is empty", wantRecords: 0},
 			// With a token Consul leaves out what the token may not read, and says so.
 			{name: "a token without any right on services and nodes", token: nothing, wantErr: "may not read every instance of service gnmi-e"},
