@@ -51,6 +51,8 @@ type Collector struct {
 	// processorFailures are the processor settings an output or input fails to start with
 	// (FailProcessorSetting).
 	processorFailures []settingFailure
+	// load is the targets' traffic and the pod's CPU (load.go).
+	load *loadModel
 }
 
 // Option configures a Collector.
@@ -107,6 +109,7 @@ func New(opts ...Option) *Collector {
 		blackholes:   make(map[string]time.Duration),
 		subscribers:  make(map[*subscriber]struct{}),
 		components:   make(map[string]map[string]ComponentState),
+		load:         newLoadModel(),
 	}
 	for _, opt := range opts {
 		opt(c)
