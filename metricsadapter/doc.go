@@ -5,7 +5,8 @@
 //     pod acknowledged (status.collectors[].targets of its Cluster), for every pod a label selector matches
 //     (0 for a pod without a status entry), and the Cluster's total on the Cluster object;
 //   - external.metrics.k8s.io (v1beta1): unassigned_targets (status.unassignedTargets) and targets_demand
-//     (status.targetsCount) per Cluster.
+//     (status.targetsCount) per Cluster, and the same in weight units for Clusters that weigh their targets:
+//     unassigned_target_units (status.unassignedUnits) and target_units_demand (status.targetUnits).
 //
 // Both APIs select Clusters alike (cluster_selection.go): a selector is matched against the Cluster's own
 // labels plus cluster=<name>, the name winning over an own label of that key. A Cluster that exists always

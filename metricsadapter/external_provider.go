@@ -22,9 +22,13 @@ var externalMetrics = map[string]func(*operatorv1alpha1.Cluster) int64{
 	TargetsDemandMetric: func(c *operatorv1alpha1.Cluster) int64 {
 		return int64(c.Status.TargetsCount - c.Status.SkippedTargets)
 	},
+	// The same two figures in podCapacity's units, for Clusters that weigh their targets.
+	TargetUnitsDemandMetric:     func(c *operatorv1alpha1.Cluster) int64 { return int64(c.Status.TargetUnits) },
+	UnassignedTargetUnitsMetric: func(c *operatorv1alpha1.Cluster) int64 { return int64(c.Status.UnassignedUnits) },
 }
 
-// ExternalProvider serves unassigned_targets and targets_demand per Cluster from the manager's cache.
+// ExternalProvider serves unassigned_targets and targets_demand per Cluster from the manager's cache, and the
+// same in weight units: unassigned_target_units and target_units_demand.
 type ExternalProvider struct {
 	fleet fleetReader
 	now   func() time.Time
@@ -32,9 +36,11 @@ type ExternalProvider struct {
 
 var _ provider.ExternalMetricsProvider = (*ExternalProvider)(nil)
 
-// ListAllExternalMetrics lists unassigned_targets and targets_demand.
+// ListAllExternalMetrics lists unassigned_targets, targets_demand, unassigned_target_units and
+// target_units_demand.
 func (p *ExternalProvider) ListAllExternalMetrics() []provider.ExternalMetricInfo {
-	return []provider.ExternalMetricInfo{{Metric: UnassignedTargetsMetric}, {Metric: TargetsDemandMetric}}
+	return []provider.ExternalMetricInfo{{Metric: UnassignedTargetsMetric}, {Metric: TargetsDemandMetric},
+		{Metric: UnassignedTargetUnitsMetric}, {Metric: TargetUnitsDemandMetric}}
 }
 
 // GetExternalMetric answers one value per Cluster of the namespace whose labels, its own plus

@@ -153,14 +153,35 @@ func TestExternalMetricsRefuseUnknownNames(t *testing.T) {
 	}
 }
 
-func TestExternalMetricsDiscoveryListsBothMetrics(t *testing.T) {
+func TestExternalMetricsDiscoveryListsEveryMetricServed(t *testing.T) {
 	_, external := testProviders(fakeReader(t))
 	got := map[string]bool{}
 	for _, info := range external.ListAllExternalMetrics() {
 		got[info.Metric] = true
 	}
-	if !got[UnassignedTargetsMetric] || !got[TargetsDemandMetric] || len(got) != 2 {
-		t.Errorf("discovery lists %v, want %s and %s", got, UnassignedTargetsMetric, TargetsDemandMetric)
+	want := []string{UnassignedTargetsMetric, TargetsDemandMetric, UnassignedTargetUnitsMetric, TargetUnitsDemandMetric}
+	for _, metric := range want {
+		if !got[metric] {
+			t.Errorf("discovery lists %v, want %s", got, metric)
+		}
+	}
+	if len(got) != len(externalMetrics) {
+		t.Errorf("discovery lists %v, want the %d metrics the provider serves", got, len(externalMetrics))
+	}
+}
+
+func TestUnitMetricsServeTheWeightOfTheDemandAndOfTheOverflow(t *testing.T) {
+	c := cluster("edge", 2, 10, 5)
+	c.Status.TargetUnits, c.Status.UnassignedUnits = 64, 9
+	_, external := testProviders(fakeReader(t, c))
+	if got := externalValues(t, external, TargetUnitsDemandMetric, "cluster=edge"); got["edge"] != 64 {
+		t.Errorf("target_units_demand %v, want status.targetUnits 64", got)
+	}
+	if got := externalValues(t, external, UnassignedTargetUnitsMetric, "cluster=edge"); got["edge"] != 9 {
+		t.Errorf("unassigned_target_units %v, want status.unassignedUnits 9", got)
+	}
+	if got := externalValues(t, external, TargetsDemandMetric, "cluster=edge"); got["edge"] != 17 {
+		t.Errorf("targets_demand %v, want 17: counting targets whatever they weigh", got)
 	}
 }
 

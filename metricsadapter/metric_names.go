@@ -10,6 +10,14 @@ const (
 	// TargetsDemandMetric is the external metric of every target a Cluster's pipelines select (assigned and
 	// unassigned): divided by podCapacity it is the number of pods the Cluster needs.
 	TargetsDemandMetric = "targets_demand"
+	// TargetUnitsDemandMetric is the external metric of the weight, in podCapacity's units, of every target a
+	// Cluster's pipelines select and placement places (status.targetUnits): divided by podCapacity it is the
+	// number of pods a Cluster that weighs its targets needs. It equals targets_demand when the Cluster
+	// places by count.
+	TargetUnitsDemandMetric = "target_units_demand"
+	// UnassignedTargetUnitsMetric is the external metric of the weight of the targets no collector pod could
+	// take (status.unassignedUnits). It equals unassigned_targets when the Cluster places by count.
+	UnassignedTargetUnitsMetric = "unassigned_target_units"
 
 	// ClusterMetricLabel labels every external metric value with the name of its Cluster.
 	ClusterMetricLabel = "cluster"

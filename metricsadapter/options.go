@@ -10,7 +10,8 @@ import (
 type Options struct {
 	// CustomMetrics serves custom.metrics.k8s.io (gnmic_targets_present).
 	CustomMetrics bool
-	// ExternalMetrics serves external.metrics.k8s.io (unassigned_targets, targets_demand).
+	// ExternalMetrics serves external.metrics.k8s.io (unassigned_targets, targets_demand,
+	// unassigned_target_units, target_units_demand).
 	ExternalMetrics bool
 
 	// BindAddress and Port are where the metrics API server listens (HTTPS).
@@ -99,7 +100,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.CustomMetrics, "metrics-api-custom", o.CustomMetrics,
 		"Serve custom.metrics.k8s.io (gnmic_targets_present per collector pod and per Cluster).")
 	fs.BoolVar(&o.ExternalMetrics, "metrics-api-external", o.ExternalMetrics,
-		"Serve external.metrics.k8s.io (unassigned_targets and targets_demand per Cluster).")
+		"Serve external.metrics.k8s.io (unassigned_targets, targets_demand and their weight-unit twins per Cluster).")
 	fs.StringVar(&o.BindAddress, "metrics-api-bind-address", o.BindAddress, "Address the metrics API server listens on.")
 	fs.IntVar(&o.Port, "metrics-api-port", o.Port, "HTTPS port of the metrics API server.")
 	fs.StringVar(&o.ServiceName, "metrics-api-service-name", o.ServiceName,

@@ -27,6 +27,9 @@ type placementCollector struct {
 	pods            *prometheus.Desc
 	condition       *prometheus.Desc
 	podAcknowledged *prometheus.Desc
+	targetUnits     *prometheus.Desc
+	unassignedUnits *prometheus.Desc
+	podUnits        *prometheus.Desc
 }
 
 // podStates are the states of status.podStatuses; each gets a series, 0 when no pod is in it, so that an
@@ -60,6 +63,15 @@ func newPlacementCollector() *placementCollector {
 		podAcknowledged: prometheus.NewDesc("gnmic_collector_targets",
 			"Targets in the configuration the collector pod acknowledged (status.collectors[].targets).",
 			[]string{"namespace", "cluster", "pod"}, nil),
+		targetUnits: prometheus.NewDesc("gnmic_cluster_target_units",
+			"Weight of the targets placement places, in podCapacity's units (status.targetUnits); the number of "+
+				"placeable targets when the Cluster places by count.", []string{"namespace", "cluster"}, nil),
+		unassignedUnits: prometheus.NewDesc("gnmic_cluster_unassigned_target_units",
+			"Weight of the targets no collector pod of the Cluster could take (status.unassignedUnits).",
+			[]string{"namespace", "cluster"}, nil),
+		podUnits: prometheus.NewDesc("gnmic_collector_target_units",
+			"Weight of the targets placed on the collector pod, its load in podCapacity's units (status.collectors[].targetUnits).",
+			[]string{"namespace", "cluster", "pod"}, nil),
 	}
 }
 
@@ -72,7 +84,7 @@ func (p *placementCollector) use(reader client.Reader) { p.reader.Store(&reader)
 // Describe sends the descriptors of the placement gauges.
 func (p *placementCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.targets, p.unassigned, p.skipped, p.present, p.capacity, p.replicas, p.pods,
-		p.condition, p.podAcknowledged} {
+		p.condition, p.podAcknowledged, p.targetUnits, p.unassignedUnits, p.podUnits} {
 		ch <- d
 	}
 }
@@ -104,6 +116,8 @@ func (p *placementCollector) collectCluster(ch chan<- prometheus.Metric, c *oper
 	gauge(p.skipped, float64(c.Status.SkippedTargets))
 	gauge(p.present, float64(clusterTargetsPresent(c)))
 	gauge(p.capacity, float64(c.Status.PodCapacity))
+	gauge(p.targetUnits, float64(c.Status.TargetUnits))
+	gauge(p.unassignedUnits, float64(c.Status.UnassignedUnits))
 	if c.Spec.Replicas != nil {
 		gauge(p.replicas, float64(*c.Spec.Replicas))
 	}
@@ -115,6 +129,7 @@ func (p *placementCollector) collectCluster(ch chan<- prometheus.Metric, c *oper
 	}
 	for _, collector := range c.Status.Collectors {
 		gauge(p.podAcknowledged, float64(collector.Targets), collector.Pod)
+		gauge(p.podUnits, float64(collector.TargetUnits), collector.Pod)
 	}
 }
 

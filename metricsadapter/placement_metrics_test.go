@@ -17,6 +17,8 @@ func TestPlacementMetricsExportEachClustersStatusAsGauges(t *testing.T) {
 	edge.Status.TargetsCount = 109
 	edge.Status.SkippedTargets = 2
 	edge.Status.PodCapacity = 50
+	edge.Status.TargetUnits, edge.Status.UnassignedUnits = 140, 21
+	edge.Status.Collectors[0].TargetUnits, edge.Status.Collectors[1].TargetUnits = 60, 59
 	edge.Status.PodStatuses = map[string][]string{
 		operatorv1alpha1.PodReady:       {"edge-0", "edge-1"},
 		operatorv1alpha1.PodUnavailable: {"edge-2"},
@@ -45,18 +47,29 @@ gnmic_cluster_replicas{cluster="edge",namespace="telemetry"} 3
 # HELP gnmic_cluster_skipped_targets Selected targets whose configuration cannot be rendered, sent to no collector (status.skippedTargets).
 # TYPE gnmic_cluster_skipped_targets gauge
 gnmic_cluster_skipped_targets{cluster="edge",namespace="telemetry"} 2
+# HELP gnmic_cluster_target_units Weight of the targets placement places, in podCapacity's units (status.targetUnits); the number of placeable targets when the Cluster places by count.
+# TYPE gnmic_cluster_target_units gauge
+gnmic_cluster_target_units{cluster="edge",namespace="telemetry"} 140
 # HELP gnmic_cluster_targets Targets the Cluster's pipelines select (status.targetsCount).
 # TYPE gnmic_cluster_targets gauge
 gnmic_cluster_targets{cluster="edge",namespace="telemetry"} 109
 # HELP gnmic_cluster_targets_present Targets the Cluster's collector pods acknowledged.
 # TYPE gnmic_cluster_targets_present gauge
 gnmic_cluster_targets_present{cluster="edge",namespace="telemetry"} 100
+# HELP gnmic_cluster_unassigned_target_units Weight of the targets no collector pod of the Cluster could take (status.unassignedUnits).
+# TYPE gnmic_cluster_unassigned_target_units gauge
+gnmic_cluster_unassigned_target_units{cluster="edge",namespace="telemetry"} 21
 # HELP gnmic_cluster_unassigned_targets Targets no collector pod of the Cluster could take (status.unassignedTargets).
 # TYPE gnmic_cluster_unassigned_targets gauge
 gnmic_cluster_unassigned_targets{cluster="edge",namespace="telemetry"} 7
 # HELP gnmic_cluster_pod_capacity Per-pod capacity placement used last (status.podCapacity).
 # TYPE gnmic_cluster_pod_capacity gauge
 gnmic_cluster_pod_capacity{cluster="edge",namespace="telemetry"} 50
+# HELP gnmic_collector_target_units Weight of the targets placed on the collector pod, its load in podCapacity's units (status.collectors[].targetUnits).
+# TYPE gnmic_collector_target_units gauge
+gnmic_collector_target_units{cluster="edge",namespace="telemetry",pod="edge-0"} 60
+gnmic_collector_target_units{cluster="edge",namespace="telemetry",pod="edge-1"} 59
+gnmic_collector_target_units{cluster="edge",namespace="telemetry",pod="edge-2"} 0
 # HELP gnmic_collector_targets Targets in the configuration the collector pod acknowledged (status.collectors[].targets).
 # TYPE gnmic_collector_targets gauge
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-0"} 50

@@ -311,9 +311,11 @@ type NetworkPolicySpec struct {
 
 // TargetDistribution tunes target placement.
 type TargetDistribution struct {
-	// PodCapacity is the most targets one collector pod holds. Unset means automatic: the targets spread
-	// evenly, ceil(targets / pods) per pod. Set it when an autoscaler sizes the fleet: targets beyond
-	// replicas × podCapacity stay unassigned and are reported, which is the signal to scale up.
+	// PodCapacity is the most targets one collector pod holds, in weight units when weighBy is not Count (a
+	// target of weight 1 is one unit). Unset means automatic: the targets spread evenly, ceil(targets / pods)
+	// per pod (by weight: the even share of the total weight, a little more so that the heaviest target
+	// fits). Set it when an autoscaler sizes the fleet: targets beyond replicas × podCapacity stay
+	// unassigned and are reported, which is the signal to scale up.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod Capacity",xDescriptors="urn:alm:descriptor:com.tectonic.ui:number"
@@ -327,7 +329,25 @@ type TargetDistribution struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
 	UnreadyGracePeriod *metav1.Duration `json:"unreadyGracePeriod,omitempty"`
+
+	// WeighBy is what a target weighs in placement. Count (the default): every target weighs 1, and
+	// podCapacity counts targets. Declared: a target weighs its spec.weight, pods are filled by weight, and
+	// podCapacity, status.podCapacity and the units figures of the status count weight units
+	// (docs/placement.md).
+	// +kubebuilder:default=Count
+	// +kubebuilder:validation:Enum=Count;Declared
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Weigh Targets By",xDescriptors="urn:alm:descriptor:com.tectonic.ui:select:Count,urn:alm:descriptor:com.tectonic.ui:select:Declared"
+	WeighBy string `json:"weighBy,omitempty"`
 }
+
+// How a Cluster weighs its targets in placement (spec.targetDistribution.weighBy).
+const (
+	// WeighByCount: every target weighs 1.
+	WeighByCount = "Count"
+	// WeighByDeclared: every target weighs its spec.weight.
+	WeighByDeclared = "Declared"
+)
 
 // PodDisruptionBudgetSpec bounds voluntary disruptions of collector pods.
 // +kubebuilder:validation:XValidation:rule="!(has(self.minAvailable) && has(self.maxUnavailable))",message="set at most one of minAvailable and maxUnavailable"
@@ -408,6 +428,20 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unassigned Targets",xDescriptors="urn:alm:descriptor:text"
 	UnassignedTargets int32 `json:"unassignedTargets"`
 
+	// TargetUnits is the weight of the targets placement places (selected and not skipped), in the units of
+	// podCapacity: the Cluster's demand. Equal to targetsCount - skippedTargets when the Cluster weighs by
+	// Count.
+	// +kubebuilder:default=0
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Target Units",xDescriptors="urn:alm:descriptor:text"
+	TargetUnits int32 `json:"targetUnits"`
+
+	// UnassignedUnits is the weight of the unassigned targets, in the units of podCapacity. Equal to
+	// unassignedTargets when the Cluster weighs by Count.
+	// +kubebuilder:default=0
+	// +optional
+	UnassignedUnits int32 `json:"unassignedUnits"`
+
 	// SkippedTargets is the number of selected targets whose configuration cannot be rendered (a missing
 	// Secret or key, a missing profile, …): they are sent to no collector and take no capacity. Each says why
 	// in its status.
@@ -439,8 +473,9 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Processors",xDescriptors="urn:alm:descriptor:text"
 	ProcessorsCount int32 `json:"processorsCount"`
 
-	// PodCapacity is the per-pod capacity placement used last: spec.targetDistribution.podCapacity, or the
-	// automatic ceil(targets / ready pods).
+	// PodCapacity is the per-pod capacity placement used last, in weight units when the Cluster weighs
+	// targets: spec.targetDistribution.podCapacity, or the automatic ceil(targets / ready pods) (by weight,
+	// the balanced capacity of docs/placement.md).
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pod Capacity",xDescriptors="urn:alm:descriptor:text"
 	PodCapacity int32 `json:"podCapacity,omitempty"`
@@ -522,6 +557,10 @@ type CollectorStatus struct {
 	// Pending is the number of targets placed on the pod that its collector does not run yet.
 	// +optional
 	Pending int32 `json:"pending,omitempty"`
+	// TargetUnits is the weight of the targets placed on the pod, in the units of status.podCapacity: its
+	// load. Equal to the number of targets placed on it when the Cluster weighs by Count.
+	// +optional
+	TargetUnits int32 `json:"targetUnits,omitempty"`
 	// ConfigHash fingerprints the configuration the pod acknowledged: an HMAC-SHA256 keyed with a random key
 	// the operator keeps for the Cluster (Secret <cluster>-fingerprint-key), so that it neither reveals nor
 	// confirms any password in the configuration.

@@ -28,7 +28,24 @@ type TargetSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// Weight is what collecting this device costs a collector pod, relative to a typical device (1): a spine
+	// streaming thousands of paths every second weighs more than a leaf sending a few counters. A Cluster
+	// whose spec.targetDistribution.weighBy is Declared places its targets by weight, and counts its
+	// podCapacity in weight units; a Cluster that places by Count ignores it.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:number"
+	Weight int32 `json:"weight,omitempty"`
 }
+
+// Where a target's weight in a Cluster comes from (status.clusterStates[].weightSource).
+const (
+	// WeightSourceDeclared: the weight is the Target's spec.weight.
+	WeightSourceDeclared = "Declared"
+)
 
 // TargetClusterState is where and how a target is collected within one Cluster.
 type TargetClusterState struct {
@@ -51,6 +68,16 @@ type TargetClusterState struct {
 	// +kubebuilder:validation:Enum=Assigned;Pending;Unassigned;Orphaned;Skipped
 	// +optional
 	State string `json:"state,omitempty"`
+
+	// Weight is what the target weighs in this Cluster's placement, in the units of the Cluster's
+	// podCapacity. Absent when the Cluster places by count (spec.targetDistribution.weighBy Count), where
+	// every target weighs 1.
+	// +optional
+	Weight int32 `json:"weight,omitempty"`
+
+	// WeightSource says where weight comes from: Declared (the Target's spec.weight). Absent with weight.
+	// +optional
+	WeightSource string `json:"weightSource,omitempty"`
 
 	// ConnectionState of the gNMI connection as the collector reports it: IDLE, CONNECTING, READY,
 	// TRANSIENT_FAILURE, SHUTDOWN, or empty when unknown.
@@ -102,6 +129,7 @@ type TargetStatus struct {
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusters`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.spec.weight`,priority=1
 type Target struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -50,6 +50,9 @@ type world struct {
 	// on while it is not there (status' lastPod).
 	current map[string]int
 	last    map[string]int
+	// weights is what each selected target weighs in placement, and how the pods fill; the zero value by
+	// count.
+	weights clusterplacement.Weights
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
 	apiTLS *credentials.APITLS
 	// fingerprintKey keys the fingerprints of the collectors' configurations (credentials.FingerprintKey).
@@ -229,5 +232,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		return nil, err
 	}
 	w.current, w.last = clusterplacement.Recorded(cluster, w.selection)
+	w.weights = clusterplacement.Weigh(cluster, w.selection)
 	return w, nil
 }

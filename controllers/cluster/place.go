@@ -83,6 +83,7 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 		Skipped:     w.skippedTargetNames(),
 		Current:     w.current,
 		Last:        w.last,
+		Weights:     w.weights,
 	})
 	plan.result, plan.held, plan.last = placed.Result, placed.Held, placed.Last
 	for name, o := range plan.result.Assignments {

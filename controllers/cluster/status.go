@@ -30,6 +30,8 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	st.UnassignedTargets = int32(len(plan.result.Unassigned))
 	st.SkippedTargets = int32(w.skippedTargets())
 	st.PodCapacity = int32(plan.result.Capacity)
+	st.TargetUnits = int32(w.weights.Units(w.placeable()))
+	st.UnassignedUnits = int32(w.weights.Units(plan.result.Unassigned))
 	st.ReadyReplicas = 0
 	st.Collectors = st.Collectors[:0]
 	ordinals := make([]int, 0, len(pushed.pods))
@@ -42,7 +44,9 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		if pp.status.Ready {
 			st.ReadyReplicas++
 		}
-		st.Collectors = append(st.Collectors, pp.status)
+		collector := pp.status
+		collector.TargetUnits = int32(w.weights.Units(plan.onPod[o]))
+		st.Collectors = append(st.Collectors, collector)
 	}
 
 	st.PodStatuses = podStatuses(plan, pushed)
@@ -50,6 +54,9 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		st.TargetsCount, st.UnassignedTargets)
 	if st.SkippedTargets > 0 {
 		st.Summary += fmt.Sprintf(", %d skipped", st.SkippedTargets)
+	}
+	if w.weights.Weighed() {
+		st.Summary += fmt.Sprintf(", %d/%d units assigned", st.TargetUnits-st.UnassignedUnits, st.TargetUnits)
 	}
 
 	r.reportDomains(cluster, w)

@@ -158,6 +158,9 @@ func targetState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan 
 	if o, ok := plan.last[name]; ok {
 		st.LastPod = workload.PodName(cluster, o)
 	}
+	if w.weights.Weighed() {
+		st.Weight, st.WeightSource = int32(w.weights.Weight(name)), w.weights.Source[name]
+	}
 	return st
 }
 
@@ -170,7 +173,7 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 	}
 	ordinal, ok := plan.assignment(name)
 	if !ok {
-		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned, Message: unassignedReason(w, plan)}
+		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned, Message: unassignedReason(w, name, plan)}
 	}
 	want := operatorv1alpha1.TargetClusterState{Pod: workload.PodName(cluster, ordinal)}
 	if _, held := plan.held[name]; held {
@@ -191,13 +194,18 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 }
 
 // unassignedReason says why a target has no pod: there is none to have (the Cluster is scaled to zero, or
-// none of its pods is ready), or every pod is full.
-func unassignedReason(w *world, plan placementPlan) string {
+// none of its pods is ready), it weighs more than a fixed podCapacity, or every pod is full.
+func unassignedReason(w *world, name string, plan placementPlan) string {
 	switch {
 	case len(w.desired) == 0:
 		return "the Cluster is scaled to zero"
 	case len(plan.result.Load) == 0:
 		return "no collector pod is ready"
+	case slices.Contains(plan.result.Oversized, name):
+		return fmt.Sprintf("its weight %d is above podCapacity %d: no collector pod can take it", w.weights.Weight(name),
+			plan.result.Capacity)
+	case w.weights.Weighed():
+		return fmt.Sprintf("no collector pod has room for its weight %d", w.weights.Weight(name))
 	}
 	return "every collector pod is at capacity"
 }
@@ -259,7 +267,7 @@ func cmpOr(s, fallback string) string {
 
 func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 	return a.Pod == b.Pod && a.LastPod == b.LastPod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
-		a.Collecting == b.Collecting && a.Message == b.Message
+		a.Collecting == b.Collecting && a.Message == b.Message && a.Weight == b.Weight && a.WeightSource == b.WeightSource
 }
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic

@@ -28,6 +28,8 @@ type Fleet struct {
 	Skipped []string
 	// Current and Last are the targets' pods and last pods as their statuses record them (Recorded).
 	Current, Last map[string]int
+	// Weights is what the targets weigh and how the pods fill (Weigh); the zero value places by count.
+	Weights Weights
 }
 
 // Plan is where the targets of a Fleet go.
@@ -53,8 +55,9 @@ func (p Plan) Assignment(target string) (int, bool) {
 }
 
 // Place decides which pod holds each target of the fleet: targets recorded on holding pods stay there, the
-// rest go through bounded-load rendezvous placement over the ready pods, each target going back to its last
-// pod when it can (placement.Place); then it computes every target's next last pod.
+// rest go through bounded-load rendezvous placement over the ready pods, by weight when the fleet's targets
+// weigh more than their count, each target going back to its last pod when it can (placement.Place); then it
+// computes every target's next last pod.
 func Place(f Fleet) Plan {
 	holding := make(map[int]bool, len(f.Holding))
 	for _, o := range f.Holding {
@@ -65,13 +68,14 @@ func Place(f Fleet) Plan {
 		desired[o] = true
 	}
 	plan := Plan{Held: map[string]int{}}
-	in := placement.Input{Pods: f.Ready, PodCapacity: f.PodCapacity, Current: map[string]int{}, Last: map[string]int{}}
+	in := placement.Input{Pods: f.Ready, PodCapacity: f.PodCapacity, Current: map[string]int{}, Last: map[string]int{},
+		Fill: f.Weights.Fill}
 	for _, name := range f.Placeable {
 		if o, ok := f.Current[name]; ok && holding[o] {
 			plan.Held[name] = o
 			continue
 		}
-		in.Targets = append(in.Targets, placement.Target{Name: name})
+		in.Targets = append(in.Targets, placement.Target{Name: name, Weight: f.Weights.Of[name]})
 		if o, ok := f.Current[name]; ok {
 			in.Current[name] = o
 		}

@@ -105,6 +105,7 @@ func planLive(objs liveObjects, o overrides) (liveAnswer, error) {
 		Skipped:     skipped,
 		Current:     current,
 		Last:        last,
+		Weights:     clusterplacement.Weigh(after, sel),
 	})
 
 	a := liveAnswer{

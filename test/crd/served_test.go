@@ -47,7 +47,7 @@ var _ = Describe("Served APIs", func() {
 	It("declares the printer columns kubectl shows", func() {
 		want := map[string][]string{
 			"clusters":       {"Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Processors", "Age", "Operator"},
-			"targets":        {"Address", "Profile", "Clusters", "State", "Age"},
+			"targets":        {"Address", "Profile", "Clusters", "State", "Age", "Weight"},
 			"targetprofiles": {"Credentials", "Timeout", "Age"},
 			"subscriptions":  {"Mode", "Sample", "Encoding", "Age"},
 			"outputs":        {"Type", "Accepted", "Running", "Age"},
