@@ -53,6 +53,9 @@ type world struct {
 	// weights is what each selected target weighs in placement, and how the pods fill; the zero value by
 	// count.
 	weights clusterplacement.Weights
+	// responseRates are the measured targets' response rates (per second) on a Cluster that weighs by
+	// Measured (measure.go).
+	responseRates map[string]float64
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
 	apiTLS *credentials.APITLS
 	// fingerprintKey keys the fingerprints of the collectors' configurations (credentials.FingerprintKey).

@@ -161,6 +161,9 @@ func targetState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan 
 	if w.weights.Weighed() {
 		st.Weight, st.WeightSource = int32(w.weights.Weight(name)), w.weights.Source[name]
 	}
+	if rate, ok := w.responseRates[name]; ok {
+		st.ResponseRate = formatRate(rate)
+	}
 	return st
 }
 
@@ -267,7 +270,8 @@ func cmpOr(s, fallback string) string {
 
 func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 	return a.Pod == b.Pod && a.LastPod == b.LastPod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
-		a.Collecting == b.Collecting && a.Message == b.Message && a.Weight == b.Weight && a.WeightSource == b.WeightSource
+		a.Collecting == b.Collecting && a.Message == b.Message && a.Weight == b.Weight && a.WeightSource == b.WeightSource &&
+		sameRate(a.ResponseRate, b.ResponseRate)
 }
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic

@@ -21,9 +21,10 @@ type Weights struct {
 }
 
 // Weigh reads what the Cluster's selected targets weigh: by count (spec.targetDistribution.weighBy Count or
-// unset) the zero Weights, declared (Declared) each Target's spec.weight.
+// unset) the zero Weights, declared (Declared) each Target's spec.weight. Measured starts from the declared
+// weights too: the reconciler replaces them with what it measured (controllers/cluster/measure.go).
 func Weigh(c *v1alpha1.Cluster, sel selection.Selection) Weights {
-	if c.Spec.TargetDistribution.WeighBy != v1alpha1.WeighByDeclared {
+	if by := c.Spec.TargetDistribution.WeighBy; by != v1alpha1.WeighByDeclared && by != v1alpha1.WeighByMeasured {
 		return Weights{}
 	}
 	w := Weights{Fill: placement.FillByWeight, Of: make(map[string]int, len(sel.Targets)),
