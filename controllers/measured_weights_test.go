@@ -151,6 +151,27 @@ var _ = Describe("Cluster placing by measured weights", func() {
 			g.Expect(f.statusPods()).To(Equal(placed))
 		}, window+hysteresis, 250*time.Millisecond).Should(Succeed())
 	})
+
+	It("counts a target collecting while its subscription shows stopped but its responses keep counting", func() {
+		f := newFleetWith(1, measured)
+		f.setResponseRates(map[string]float64{targetName(0): 10, targetName(1): 10})
+		f.addTargets(0, 2)
+		f.converged(2, 0)
+		f.connected(2)
+		for _, name := range []string{targetName(0), targetName(1)} {
+			f.collectors[0].StaleSubscription(name, "counters")
+		}
+		// r0001's device really ends the stream: nothing counts any more.
+		f.collectors[0].SetResponseRate(targetName(1), 0)
+		Eventually(func(g Gomega) {
+			states := f.clusterStates()
+			g.Expect(states[targetName(0)].Collecting).To(BeTrue())
+			g.Expect(states[targetName(0)].Message).To(Equal(
+				"collecting: its responses keep counting though subscription counters shows stopped"))
+			g.Expect(states[targetName(1)].Collecting).To(BeFalse())
+			g.Expect(states[targetName(1)].Message).To(Equal("subscription counters stopped"))
+		}, 15*time.Second, 250*time.Millisecond).Should(Succeed())
+	})
 })
 
 // setResponseRates tells every collector of the fleet how fast the named targets answer, wherever they run.

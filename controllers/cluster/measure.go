@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/loadweight"
 )
 
@@ -69,16 +70,20 @@ func (r *Reconciler) measureWeights(ctx context.Context, cluster *operatorv1alph
 	r.scrapeResponseCounters(ctx, cluster, w, load)
 
 	reported := map[string]operatorv1alpha1.TargetClusterState{}
+	declared := map[string]int{}
 	for _, st := range w.selection.Targets {
 		reported[st.Target.Name] = st.Target.Status.ClusterStates[cluster.Name]
+		declared[st.Target.Name] = clusterplacement.DeclaredWeight(st.Target)
 	}
 	placeable := w.placeable()
 	targets := make([]loadweight.Target, 0, len(placeable))
 	for _, name := range placeable {
-		targets = append(targets, loadweight.Target{Name: name, Declared: w.weights.Weight(name),
+		targets = append(targets, loadweight.Target{Name: name, Declared: max(declared[name], 1),
 			Reported: reportedWeight(reported[name])})
 	}
 	weights := load.meter.Weigh(r.now(), targets)
+	now := r.now()
+	w.responsesRising = func(target string, pod types.UID) bool { return load.meter.Rising(target, string(pod), now) }
 	w.responseRates = make(map[string]float64, len(weights.ByTarget))
 	var changed []string
 	for name, wt := range weights.ByTarget {

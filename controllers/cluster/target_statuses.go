@@ -189,6 +189,14 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 		want.ConnectionState = st.ConnectionState
 		want.Collecting = st.Collecting()
 		want.Message = notCollecting(st)
+		if stale := staleSubscriptions(st); len(stale) > 0 && w.responsesRising != nil &&
+			w.pods[ordinal] != nil && w.responsesRising(name, w.pods[ordinal].UID) {
+			// gNMIc can show a subscription stopped while its data flows (a stale state); its response
+			// counter is the ground truth.
+			want.Collecting = true
+			want.Message = "collecting: its responses keep counting though subscription " + strings.Join(stale, ", ") +
+				" shows " + gnmic.SubscriptionStopped
+		}
 		return want
 	}
 	want.State = operatorv1alpha1.TargetPending
@@ -239,6 +247,23 @@ func notCollecting(st gnmic.TargetStatus) string {
 	}
 	sort.Strings(stopped)
 	return "subscription " + strings.Join(stopped, ", ") + " " + gnmic.SubscriptionStopped + because
+}
+
+// staleSubscriptions are the subscriptions a running target shows stopped while its connection is READY:
+// what a stale state looks like, and also what a device that ended a stream looks like. Only the target's
+// response counter tells them apart. Empty when the target is not in that state.
+func staleSubscriptions(st gnmic.TargetStatus) []string {
+	if st.State != gnmic.StateRunning || st.ConnectionState != gnmic.ConnectionReady {
+		return nil
+	}
+	var stopped []string
+	for sub, state := range st.Subscriptions {
+		if state != gnmic.SubscriptionRunning {
+			stopped = append(stopped, sub)
+		}
+	}
+	sort.Strings(stopped)
+	return stopped
 }
 
 // pendingReason says what a target placed on a pod whose collector does not run it waits for.

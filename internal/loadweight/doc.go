@@ -21,6 +21,9 @@
 // the operator) and is subject to the same rule, with a narrower band: a declared weight holds only while
 // the ratio rounds to it. A target not yet measured weighs its declared weight.
 //
+// Rising tells whether a target's counter on a pod rose between its last two scrapes: the ground truth of
+// whether that collector receives its data.
+//
 // The package knows nothing of Kubernetes or of HTTP: a reconciler reads the counters, feeds the Meter,
 // and passes the weights to the placement core.
 package loadweight
