@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -116,5 +117,35 @@ func TestPlanLiveWithoutTargetsAnswersEmptyLists(t *testing.T) {
 	}
 	if a.Pods == nil || a.UnassignedNow == nil || a.UnassignedAfter == nil || a.Skipped == nil || a.Moves == nil {
 		t.Errorf("a list is nil: %+v", a)
+	}
+}
+
+// A Cluster that weighs by Declared is planned by weight, as the reconciler places it: a heavy target counts
+// its weight against the capacity, and the capacity is in units.
+func TestPlanLivePlacesByDeclaredWeightWhenTheClusterDoes(t *testing.T) {
+	spec := v1alpha1.ClusterSpec{Replicas: ptr.To[int32](2),
+		TargetDistribution: v1alpha1.TargetDistribution{WeighBy: v1alpha1.WeighByDeclared}}
+	objs := liveFixture(spec, nil, 6)
+	objs.objects.Targets[0].Spec.Weight = 5 // 10 units in all: 5 per pod, t0 alone on its pod
+	a, err := planLive(objs, overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Capacity != 5 {
+		t.Errorf("capacity %d, want 5 units", a.Capacity)
+	}
+	for _, p := range a.Pods {
+		if slices.Contains(p.After, "t0") && len(p.After) != 1 {
+			t.Errorf("pod %s holds %v with t0 of weight 5, want t0 alone", p.Name, p.After)
+		}
+	}
+
+	objs.cluster.Spec.TargetDistribution.WeighBy = v1alpha1.WeighByCount
+	byCount, err := planLive(objs, overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byCount.Capacity != 3 {
+		t.Errorf("counting, capacity %d, want 3 targets", byCount.Capacity)
 	}
 }

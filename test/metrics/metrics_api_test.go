@@ -71,7 +71,8 @@ var _ = Describe("metrics APIs through kube-apiserver", Ordered, func() {
 	It("lists the real metric names in discovery", func() {
 		Expect(discoveredNames("/apis/custom.metrics.k8s.io/v1beta1")).To(ConsistOf(
 			"pods/gnmic_targets_present", "clusters.operator.gnmic.dev/gnmic_targets_present"))
-		Expect(discoveredNames("/apis/external.metrics.k8s.io/v1beta1")).To(ConsistOf("unassigned_targets", "targets_demand"))
+		Expect(discoveredNames("/apis/external.metrics.k8s.io/v1beta1")).To(ConsistOf("unassigned_targets", "targets_demand",
+			"unassigned_target_units", "target_units_demand"))
 	})
 
 	It("refuses a ServiceAccount without RBAC on the metrics APIs and lets one with it read", func() {
