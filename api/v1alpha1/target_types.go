@@ -100,7 +100,9 @@ type TargetClusterState struct {
 	Collecting bool `json:"collecting,omitempty"`
 
 	// Message says why the target is not collecting: which subscription stopped and why, why its start
-	// failed, or what a Pending target waits for. Empty while it collects.
+	// failed, or what a Pending target waits for. Empty while it collects, except for a target whose
+	// subscription the collector shows stopped while its response counter keeps rising (a Cluster weighing
+	// by Measured, docs/placement.md): collecting, and the message says so.
 	// +optional
 	Message string `json:"message,omitempty"`
 
