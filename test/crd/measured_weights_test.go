@@ -1,0 +1,43 @@
+package crd_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("Measured weights", func() {
+	var seq int
+	create := func(spec string) (*unstructured.Unstructured, error) {
+		seq++
+		obj := object("Cluster", fmt.Sprintf("measured-%d", seq), spec)
+		return obj, k8sClient.Create(ctx, obj)
+	}
+
+	It("accept a Cluster weighing by Measured, with or without its settings", func() {
+		_, err := create("image: gnmic\ntargetDistribution: {weighBy: Measured}")
+		Expect(err).NotTo(HaveOccurred())
+		c, err := create("image: gnmic\ntargetDistribution:\n  weighBy: Measured\n  measuredWeights: {window: 2m, hysteresis: 30m, maxWeight: 16}")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		settings, _, err := unstructured.NestedMap(c.Object, "spec", "targetDistribution", "measuredWeights")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(settings).To(Equal(map[string]any{"window": "2m", "hysteresis": "30m", "maxWeight": int64(16)}))
+	})
+
+	DescribeTable("reject a measured weight cap that is no weight",
+		func(spec, want string) {
+			_, err := create(spec)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("0", "image: gnmic\ntargetDistribution: {weighBy: Measured, measuredWeights: {maxWeight: 0}}",
+			"spec.targetDistribution.measuredWeights.maxWeight in body should be greater than or equal to 1"),
+		Entry("above 1000", "image: gnmic\ntargetDistribution: {weighBy: Measured, measuredWeights: {maxWeight: 1001}}",
+			"spec.targetDistribution.measuredWeights.maxWeight in body should be less than or equal to 1000"),
+	)
+})
