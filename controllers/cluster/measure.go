@@ -85,20 +85,19 @@ func (r *Reconciler) measureWeights(ctx context.Context, cluster *operatorv1alph
 	now := r.now()
 	w.responsesRising = func(target string, pod types.UID) bool { return load.meter.Rising(target, string(pod), now) }
 	w.responseRates = make(map[string]float64, len(weights.ByTarget))
-	var changed []string
 	for name, wt := range weights.ByTarget {
 		w.weights.Of[name] = wt.Value
 		w.weights.Source[name] = string(wt.Source)
 		if wt.Rate > 0 {
 			w.responseRates[name] = wt.Rate
 		}
-		if was := reported[name]; was.Weight > 0 && int(was.Weight) != wt.Value && wt.Source == loadweight.Measured {
-			changed = append(changed, fmt.Sprintf("%s %d→%d (%s/s, typical %s/s)", name, was.Weight, wt.Value,
-				formatRate(wt.Rate), formatRate(weights.Typical)))
-		}
+	}
+	var changed []string
+	for _, c := range weights.Changed {
+		changed = append(changed, fmt.Sprintf("%s %d→%d (%s/s, typical %s/s)", c.Target, c.From, c.To,
+			formatRate(c.Rate), formatRate(weights.Typical)))
 	}
 	if len(changed) > 0 {
-		sort.Strings(changed)
 		more := ""
 		if len(changed) > 10 {
 			more, changed = fmt.Sprintf(" and %d more", len(changed)-10), changed[:10]

@@ -63,6 +63,11 @@ func weigh(t *testing.T, m *Meter, now time.Time, declared map[string]int) {
 	if got.Typical < 0 || math.IsNaN(got.Typical) || math.IsInf(got.Typical, 0) {
 		t.Fatalf("typical rate %v", got.Typical)
 	}
+	for _, c := range got.Changed {
+		if c.From == c.To || got.ByTarget[c.Target].Value != c.To || got.ByTarget[c.Target].Source != Measured {
+			t.Fatalf("change %+v, weight now %+v", c, got.ByTarget[c.Target])
+		}
+	}
 	for _, target := range targets {
 		w := got.ByTarget[target.Name]
 		if w.Value < 1 || w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0) {

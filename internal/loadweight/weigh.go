@@ -3,6 +3,7 @@ package loadweight
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,15 @@ type Weights struct {
 	ByTarget map[string]Weight
 	// Typical is the median rate of the measured targets, 0 when none is.
 	Typical float64
+	// Changed are the targets whose weight followed their measured rate in this Weigh, by name.
+	Changed []Change
+}
+
+// Change is a weight that followed its measured rate.
+type Change struct {
+	Target   string
+	From, To int
+	Rate     float64
 }
 
 // bandWidth is how far, in powers of two, a ratio may stray from its weight before the weight follows:
@@ -70,12 +80,15 @@ func (m *Meter) Weigh(now time.Time, targets []Target) Weights {
 	for _, t := range targets {
 		h := m.holding(t)
 		if rate, ok := rates[t.Name]; ok {
-			m.follow(h, rate/typical, rate, now)
+			if from := h.Value; m.follow(h, rate/typical, rate, now) {
+				weights.Changed = append(weights.Changed, Change{Target: t.Name, From: from, To: h.Value, Rate: rate})
+			}
 		} else {
 			h.outsideSince = time.Time{}
 		}
 		weights.ByTarget[t.Name] = h.Weight
 	}
+	slices.SortFunc(weights.Changed, func(a, b Change) int { return strings.Compare(a.Target, b.Target) })
 	return weights
 }
 
@@ -103,8 +116,8 @@ func (m *Meter) holding(t Target) *held {
 // confirmed by the measurement); outside it for Hysteresis, it becomes the ratio's weight. The band of a
 // weight not yet measured is narrow, the ratios that round to it: a declared weight is confirmed only by
 // a measurement that agrees, so that the wide band of a measured weight always has the rounding's error
-// at most, and rates that wander do not move it.
-func (m *Meter) follow(h *held, ratio, rate float64, now time.Time) {
+// at most, and rates that wander do not move it. It reports whether the weight's value changed.
+func (m *Meter) follow(h *held, ratio, rate float64, now time.Time) (changed bool) {
 	h.Rate = rate
 	inBand := m.inBand(h.Value, ratio)
 	if h.Source != Measured {
@@ -113,14 +126,17 @@ func (m *Meter) follow(h *held, ratio, rate float64, now time.Time) {
 	if inBand {
 		h.outsideSince = time.Time{}
 		h.Source = Measured
-		return
+		return false
 	}
 	if h.outsideSince.IsZero() {
 		h.outsideSince = now
 	}
-	if now.Sub(h.outsideSince) >= m.settings.Hysteresis {
-		h.Value, h.Source, h.outsideSince = Quantize(ratio, m.settings.MaxWeight), Measured, time.Time{}
+	if now.Sub(h.outsideSince) < m.settings.Hysteresis {
+		return false
 	}
+	from := h.Value
+	h.Value, h.Source, h.outsideSince = Quantize(ratio, m.settings.MaxWeight), Measured, time.Time{}
+	return h.Value != from
 }
 
 // inBand reports whether ratio is close enough to weight for the weight to hold: within bandWidth powers

@@ -87,8 +87,16 @@ func TestAWeightHoldsWhileTheRateLeavesItsBandForLessThanTheHysteresis(t *testin
 	if w := steady(f, 9*time.Minute).ByTarget["t0000"]; w.Value != 1 {
 		t.Fatalf("after another 9-minute burst t0000 weighs %+v, want 1: the hysteresis clock restarts", w)
 	}
-	if w := steady(f, 2*time.Minute).ByTarget["t0000"]; w.Value != 8 {
+	var changed []Change
+	for end := f.now.Add(2 * time.Minute); f.now.Before(end); {
+		changed = append(changed, f.step().Changed...)
+	}
+	if w := f.step().ByTarget["t0000"]; w.Value != 8 {
 		t.Fatalf("after 11 minutes at 10x t0000 weighs %+v, want 8", w)
+	}
+	if len(changed) != 1 || changed[0].Target != "t0000" || changed[0].From != 1 || changed[0].To != 8 ||
+		math.Abs(changed[0].Rate-50) > 1e-9 {
+		t.Fatalf("changes %+v, want t0000 1 -> 8 at 50/s, once", changed)
 	}
 }
 
