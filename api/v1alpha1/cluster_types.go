@@ -348,6 +348,8 @@ type TargetDistribution struct {
 }
 
 // MeasuredWeights tunes measured weights (docs/placement.md, "Measured weights"). Every field has a default.
+// +kubebuilder:validation:XValidation:rule="!has(self.window) || duration(self.window) > duration('0s')",message="window must be a positive duration"
+// +kubebuilder:validation:XValidation:rule="!has(self.hysteresis) || duration(self.hysteresis) > duration('0s')",message="hysteresis must be a positive duration"
 type MeasuredWeights struct {
 	// Window is how far back a target's response rate is averaged; a target is measured once its
 	// collectors' counters span half of it. Default 5m.

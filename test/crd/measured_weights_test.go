@@ -29,7 +29,7 @@ var _ = Describe("Measured weights", func() {
 		Expect(settings).To(Equal(map[string]any{"window": "2m", "hysteresis": "30m", "maxWeight": int64(16)}))
 	})
 
-	DescribeTable("reject a measured weight cap that is no weight",
+	DescribeTable("reject settings that measure nothing, with a message that names them",
 		func(spec, want string) {
 			_, err := create(spec)
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
@@ -39,5 +39,11 @@ var _ = Describe("Measured weights", func() {
 			"spec.targetDistribution.measuredWeights.maxWeight in body should be greater than or equal to 1"),
 		Entry("above 1000", "image: gnmic\ntargetDistribution: {weighBy: Measured, measuredWeights: {maxWeight: 1001}}",
 			"spec.targetDistribution.measuredWeights.maxWeight in body should be less than or equal to 1000"),
+		Entry("a window of 0", "image: gnmic\ntargetDistribution: {weighBy: Measured, measuredWeights: {window: 0s}}",
+			"window must be a positive duration"),
+		Entry("a negative hysteresis", "image: gnmic\ntargetDistribution: {weighBy: Measured, measuredWeights: {hysteresis: -1m}}",
+			"hysteresis must be a positive duration"),
+		Entry("a hysteresis of 0", "image: gnmic\ntargetDistribution: {weighBy: Measured, measuredWeights: {hysteresis: 0s}}",
+			"hysteresis must be a positive duration"),
 	)
 })
