@@ -21,6 +21,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
+	"github.com/gnmic-operator/gnmic-operator/controllers/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 )
 
@@ -98,6 +99,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := setupBalancer(mgr, balancerShard); err != nil {
 		return err
+	}
+	if err := (&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up tunnel target policy controller: %w", err)
 	}
 
 	if o.watchNamespace != "" {

@@ -82,12 +82,13 @@ func TestControllerPackagesPointDown(t *testing.T) {
 		t.Fatal("controllers/cluster imports nothing of the module: the walk found no package")
 	}
 	forbidden := map[string][]string{
-		"controllers/sharding":    {"controllers/cluster", "controllers/balancer"},
-		"controllers/collector":   {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
-		"controllers/credentials": {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
-		"controllers/owned":       {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
-		"controllers/conflict":    {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
-		"controllers/balancer":    {"controllers/cluster", "controllers/sharding"},
+		"controllers/sharding":     {"controllers/cluster", "controllers/balancer"},
+		"controllers/collector":    {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
+		"controllers/credentials":  {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
+		"controllers/owned":        {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
+		"controllers/conflict":     {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
+		"controllers/balancer":     {"controllers/cluster", "controllers/sharding"},
+		"controllers/tunnelpolicy": {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
 	}
 	for pkg := range imports {
 		if strings.HasPrefix(pkg, "internal/") {

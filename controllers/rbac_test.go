@@ -27,6 +27,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/controllers/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -103,6 +104,38 @@ var _ = Describe("The operator with only the permissions config/default grants i
 			accepted := meta.FindStatusCondition(f.input(g, "bus").Status.Conditions, operatorv1alpha1.ConditionAccepted)
 			g.Expect(accepted).NotTo(BeNil())
 			g.Expect(accepted.Status).To(Equal(metav1.ConditionTrue))
+		}, 20*time.Second).Should(Succeed())
+	})
+
+	It("runs the tunnel server with its certificates and Service, and reports a TunnelTargetPolicy", func() {
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) { c.Spec.GRPCTunnel = &operatorv1alpha1.GRPCTunnelSpec{Port: 57401} })
+		Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.TunnelTargetPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "leaves", Namespace: f.ns},
+			Spec: operatorv1alpha1.TunnelTargetPolicySpec{ClusterRefs: []string{f.name}, Profile: "routers",
+				SubscriptionRefs: []string{"counters"}}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			for _, name := range []string{f.name + "-tunnel-tls", f.name + "-tunnel-client-tls"} {
+				g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &corev1.Secret{})).To(Succeed())
+			}
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-tunnel"}, &corev1.Service{})).To(Succeed())
+			var p operatorv1alpha1.TunnelTargetPolicy
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "leaves"}, &p)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, operatorv1alpha1.ConditionReady)).To(BeTrue())
+			for o, c := range f.collectors {
+				last, ok := c.LastApplied()
+				g.Expect(ok).To(BeTrue())
+				g.Expect(last.Config.TunnelTargetMatches).To(HaveKey("leaves"), "pod %d", o)
+			}
+		}, 20*time.Second).Should(Succeed())
+		By("turning the tunnel off again, for the specs that follow")
+		f.updateCluster(func(c *operatorv1alpha1.Cluster) { c.Spec.GRPCTunnel = nil })
+		Expect(k8sClient.Delete(suiteCtx, &operatorv1alpha1.TunnelTargetPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "leaves", Namespace: f.ns}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			refusedNothing()
+			err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-tunnel"}, &corev1.Service{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
 		}, 20*time.Second).Should(Succeed())
 	})
 
@@ -308,6 +341,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 	Expect(err).NotTo(HaveOccurred())
 	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).Error().NotTo(HaveOccurred())
 	Expect(startBalancer(mgr)).To(Succeed())
+	Expect((&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	return runOperator(mgr, &cluster.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),

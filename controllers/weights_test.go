@@ -112,7 +112,10 @@ var _ = Describe("Cluster placing by declared weights", func() {
 		}
 		Expect(c.Status.UnassignedUnits).To(BeEquivalentTo(37 - placed))
 		Expect(c.Status.UnassignedTargets).To(BeNumerically(">=", 1))
-		Expect(condition(c, operatorv1alpha1.ConditionCapacityExhausted).Status).To(Equal(metav1.ConditionTrue))
+		exhausted := condition(c, operatorv1alpha1.ConditionCapacityExhausted)
+		Expect(exhausted.Status).To(Equal(metav1.ConditionTrue))
+		Expect(exhausted.Message).To(Equal(fmt.Sprintf("%d target(s) of %d units could not be assigned, no pod has room for them (12 units per pod)",
+			c.Status.UnassignedTargets, 37-placed)))
 		unassigned := 0
 		for name, state := range f.clusterStates() {
 			Expect(state.Weight).To(BeEquivalentTo(byName[name]), "target %s", name)

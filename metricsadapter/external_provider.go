@@ -18,9 +18,9 @@ import (
 var externalMetrics = map[string]func(*operatorv1alpha1.Cluster) int64{
 	UnassignedTargetsMetric: func(c *operatorv1alpha1.Cluster) int64 { return int64(c.Status.UnassignedTargets) },
 	// Demand counts the targets that can be placed: a skipped target (its configuration cannot be rendered)
-	// takes no room on any pod.
+	// takes no room on any pod. The dial-in devices the collectors run take room too, so they count.
 	TargetsDemandMetric: func(c *operatorv1alpha1.Cluster) int64 {
-		return int64(c.Status.TargetsCount - c.Status.SkippedTargets)
+		return int64(c.Status.TargetsCount - c.Status.SkippedTargets + c.Status.TunnelTargets)
 	},
 	// The same two figures in podCapacity's units, for Clusters that weigh their targets.
 	TargetUnitsDemandMetric:     func(c *operatorv1alpha1.Cluster) int64 { return int64(c.Status.TargetUnits) },

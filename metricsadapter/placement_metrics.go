@@ -27,6 +27,8 @@ type placementCollector struct {
 	pods            *prometheus.Desc
 	condition       *prometheus.Desc
 	podAcknowledged *prometheus.Desc
+	tunnel          *prometheus.Desc
+	podTunnel       *prometheus.Desc
 	targetUnits     *prometheus.Desc
 	unassignedUnits *prometheus.Desc
 	podUnits        *prometheus.Desc
@@ -49,7 +51,7 @@ func newPlacementCollector() *placementCollector {
 			"Selected targets whose configuration cannot be rendered, sent to no collector (status.skippedTargets).",
 			[]string{"namespace", "cluster"}, nil),
 		present: prometheus.NewDesc("gnmic_cluster_targets_present",
-			"Targets the Cluster's collector pods acknowledged.", []string{"namespace", "cluster"}, nil),
+			"Targets the Cluster's collector pods hold: those they acknowledged and the dial-in devices they run.", []string{"namespace", "cluster"}, nil),
 		capacity: prometheus.NewDesc("gnmic_cluster_pod_capacity",
 			"Per-pod capacity placement used last (status.podCapacity).", []string{"namespace", "cluster"}, nil),
 		replicas: prometheus.NewDesc("gnmic_cluster_replicas",
@@ -63,9 +65,16 @@ func newPlacementCollector() *placementCollector {
 		podAcknowledged: prometheus.NewDesc("gnmic_collector_targets",
 			"Targets in the configuration the collector pod acknowledged (status.collectors[].targets).",
 			[]string{"namespace", "cluster", "pod"}, nil),
+		tunnel: prometheus.NewDesc("gnmic_cluster_tunnel_targets",
+			"Dial-in devices the Cluster's collector pods run through their tunnel servers (status.tunnelTargets).",
+			[]string{"namespace", "cluster"}, nil),
+		podTunnel: prometheus.NewDesc("gnmic_collector_tunnel_targets",
+			"Dial-in devices the collector pod runs through its tunnel server (status.collectors[].tunnelTargetsCount).",
+			[]string{"namespace", "cluster", "pod"}, nil),
 		targetUnits: prometheus.NewDesc("gnmic_cluster_target_units",
-			"Weight of the targets placement places, in podCapacity's units (status.targetUnits); the number of "+
-				"placeable targets when the Cluster places by count.", []string{"namespace", "cluster"}, nil),
+			"Weight of the targets placement places plus the dial-in devices, in podCapacity's units "+
+				"(status.targetUnits): the demand, equal to targets_demand when the Cluster places by count.",
+			[]string{"namespace", "cluster"}, nil),
 		unassignedUnits: prometheus.NewDesc("gnmic_cluster_unassigned_target_units",
 			"Weight of the targets no collector pod of the Cluster could take (status.unassignedUnits).",
 			[]string{"namespace", "cluster"}, nil),
@@ -84,7 +93,7 @@ func (p *placementCollector) use(reader client.Reader) { p.reader.Store(&reader)
 // Describe sends the descriptors of the placement gauges.
 func (p *placementCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.targets, p.unassigned, p.skipped, p.present, p.capacity, p.replicas, p.pods,
-		p.condition, p.podAcknowledged, p.targetUnits, p.unassignedUnits, p.podUnits} {
+		p.condition, p.podAcknowledged, p.tunnel, p.podTunnel, p.targetUnits, p.unassignedUnits, p.podUnits} {
 		ch <- d
 	}
 }
@@ -116,6 +125,7 @@ func (p *placementCollector) collectCluster(ch chan<- prometheus.Metric, c *oper
 	gauge(p.skipped, float64(c.Status.SkippedTargets))
 	gauge(p.present, float64(clusterTargetsPresent(c)))
 	gauge(p.capacity, float64(c.Status.PodCapacity))
+	gauge(p.tunnel, float64(c.Status.TunnelTargets))
 	gauge(p.targetUnits, float64(c.Status.TargetUnits))
 	gauge(p.unassignedUnits, float64(c.Status.UnassignedUnits))
 	if c.Spec.Replicas != nil {
@@ -129,6 +139,7 @@ func (p *placementCollector) collectCluster(ch chan<- prometheus.Metric, c *oper
 	}
 	for _, collector := range c.Status.Collectors {
 		gauge(p.podAcknowledged, float64(collector.Targets), collector.Pod)
+		gauge(p.podTunnel, float64(collector.TunnelTargetsCount), collector.Pod)
 		gauge(p.podUnits, float64(collector.TargetUnits), collector.Pod)
 	}
 }

@@ -17,6 +17,8 @@ func TestPlacementMetricsExportEachClustersStatusAsGauges(t *testing.T) {
 	edge.Status.TargetsCount = 109
 	edge.Status.SkippedTargets = 2
 	edge.Status.PodCapacity = 50
+	edge.Status.Collectors[1].TunnelTargetsCount = 3 // dial-in devices take room on the pod they reached
+	edge.Status.TunnelTargets = 3
 	edge.Status.TargetUnits, edge.Status.UnassignedUnits = 140, 21
 	edge.Status.Collectors[0].TargetUnits, edge.Status.Collectors[1].TargetUnits = 60, 59
 	edge.Status.PodStatuses = map[string][]string{
@@ -47,15 +49,18 @@ gnmic_cluster_replicas{cluster="edge",namespace="telemetry"} 3
 # HELP gnmic_cluster_skipped_targets Selected targets whose configuration cannot be rendered, sent to no collector (status.skippedTargets).
 # TYPE gnmic_cluster_skipped_targets gauge
 gnmic_cluster_skipped_targets{cluster="edge",namespace="telemetry"} 2
-# HELP gnmic_cluster_target_units Weight of the targets placement places, in podCapacity's units (status.targetUnits); the number of placeable targets when the Cluster places by count.
+# HELP gnmic_cluster_target_units Weight of the targets placement places plus the dial-in devices, in podCapacity's units (status.targetUnits): the demand, equal to targets_demand when the Cluster places by count.
 # TYPE gnmic_cluster_target_units gauge
 gnmic_cluster_target_units{cluster="edge",namespace="telemetry"} 140
 # HELP gnmic_cluster_targets Targets the Cluster's pipelines select (status.targetsCount).
 # TYPE gnmic_cluster_targets gauge
 gnmic_cluster_targets{cluster="edge",namespace="telemetry"} 109
-# HELP gnmic_cluster_targets_present Targets the Cluster's collector pods acknowledged.
+# HELP gnmic_cluster_targets_present Targets the Cluster's collector pods hold: those they acknowledged and the dial-in devices they run.
 # TYPE gnmic_cluster_targets_present gauge
-gnmic_cluster_targets_present{cluster="edge",namespace="telemetry"} 100
+gnmic_cluster_targets_present{cluster="edge",namespace="telemetry"} 103
+# HELP gnmic_cluster_tunnel_targets Dial-in devices the Cluster's collector pods run through their tunnel servers (status.tunnelTargets).
+# TYPE gnmic_cluster_tunnel_targets gauge
+gnmic_cluster_tunnel_targets{cluster="edge",namespace="telemetry"} 3
 # HELP gnmic_cluster_unassigned_target_units Weight of the targets no collector pod of the Cluster could take (status.unassignedUnits).
 # TYPE gnmic_cluster_unassigned_target_units gauge
 gnmic_cluster_unassigned_target_units{cluster="edge",namespace="telemetry"} 21
@@ -75,6 +80,11 @@ gnmic_collector_target_units{cluster="edge",namespace="telemetry",pod="edge-2"} 
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-0"} 50
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-1"} 50
 gnmic_collector_targets{cluster="edge",namespace="telemetry",pod="edge-2"} 0
+# HELP gnmic_collector_tunnel_targets Dial-in devices the collector pod runs through its tunnel server (status.collectors[].tunnelTargetsCount).
+# TYPE gnmic_collector_tunnel_targets gauge
+gnmic_collector_tunnel_targets{cluster="edge",namespace="telemetry",pod="edge-0"} 0
+gnmic_collector_tunnel_targets{cluster="edge",namespace="telemetry",pod="edge-1"} 3
+gnmic_collector_tunnel_targets{cluster="edge",namespace="telemetry",pod="edge-2"} 0
 `
 	if err := testutil.CollectAndCompare(collector, strings.NewReader(want)); err != nil {
 		t.Fatal(err)

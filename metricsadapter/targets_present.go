@@ -10,9 +10,10 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
 
-// acknowledgedTargets is the number of targets a pod acknowledged, from its Cluster's status.collectors.
-// An entry recorded for an earlier pod of the same name (another UID) does not count: the recreated pod has
-// acknowledged nothing yet.
+// acknowledgedTargets is the number of targets a pod holds, from its Cluster's status.collectors: those it
+// acknowledged and the dial-in devices it runs through its tunnel server, which take its capacity as much
+// (docs/dial-in.md). An entry recorded for an earlier pod of the same name (another UID) does not count: the
+// recreated pod has acknowledged nothing yet.
 func acknowledgedTargets(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod) int64 {
 	if cluster == nil {
 		return 0
@@ -25,19 +26,19 @@ func acknowledgedTargets(cluster *operatorv1alpha1.Cluster, pod *corev1.Pod) int
 		if c.UID != "" && types.UID(c.UID) != pod.UID {
 			return 0
 		}
-		return int64(c.Targets)
+		return int64(c.Targets) + int64(c.TunnelTargetsCount)
 	}
 	return 0
 }
 
-// clusterTargetsPresent is the sum of the targets the Cluster's pods acknowledged.
+// clusterTargetsPresent is the sum of the targets the Cluster's pods hold (acknowledgedTargets).
 func clusterTargetsPresent(cluster *operatorv1alpha1.Cluster) int64 {
 	if cluster == nil {
 		return 0
 	}
 	var sum int64
 	for _, c := range cluster.Status.Collectors {
-		sum += int64(c.Targets)
+		sum += int64(c.Targets) + int64(c.TunnelTargetsCount)
 	}
 	return sum
 }

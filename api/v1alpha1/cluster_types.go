@@ -148,6 +148,12 @@ type ClusterSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
 	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
+	// GRPCTunnel runs gNMIc's gRPC tunnel server on every collector pod, for devices that dial in; the
+	// Cluster's TunnelTargetPolicies say which of them are collected and how (docs/dial-in.md). Off unless set.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="gRPC Tunnel (dial-in devices)",xDescriptors="urn:alm:descriptor:com.tectonic.ui:advanced"
+	GRPCTunnel *GRPCTunnelSpec `json:"grpcTunnel,omitempty"`
 }
 
 // ClusterDomain is one failure domain of a Cluster: where its pods run, and how many it may have.
@@ -460,9 +466,15 @@ type ClusterStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Unassigned Targets",xDescriptors="urn:alm:descriptor:text"
 	UnassignedTargets int32 `json:"unassignedTargets"`
 
+	// TunnelTargets is the number of dial-in devices the collector pods run through their tunnel servers
+	// (spec.grpcTunnel), summed over status.collectors.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Dial-in Targets",xDescriptors="urn:alm:descriptor:text"
+	TunnelTargets int32 `json:"tunnelTargets,omitempty"`
+
 	// TargetUnits is the weight of the targets placement places (selected and not skipped), in the units of
-	// podCapacity: the Cluster's demand. Equal to targetsCount - skippedTargets when the Cluster weighs by
-	// Count.
+	// podCapacity, plus the dial-in devices (tunnelTargets), one unit each: the Cluster's demand. Equal to
+	// targetsCount - skippedTargets + tunnelTargets when the Cluster weighs by Count.
 	// +kubebuilder:default=0
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Target Units",xDescriptors="urn:alm:descriptor:text"
@@ -604,6 +616,17 @@ type CollectorStatus struct {
 	// Error of the last failed push to this pod; empty once a push succeeds.
 	// +optional
 	Error string `json:"error,omitempty"`
+	// TunnelTargetsCount is the number of dial-in devices the pod's collector runs through its tunnel server
+	// (spec.grpcTunnel), as it last reported them. They are not placed by the operator (a device stays on the
+	// pod its tunnel reached) and come on top of Targets.
+	// +optional
+	TunnelTargetsCount int32 `json:"tunnelTargetsCount,omitempty"`
+	// TunnelTargets lists those devices, by ID, at most MaxTunnelTargetsListed of them.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=map
+	// +listMapKey=id
+	// +optional
+	TunnelTargets []TunnelTargetStatus `json:"tunnelTargets,omitempty"`
 }
 
 // Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,

@@ -100,10 +100,7 @@ func (r *Reconciler) askCollectors(ctx context.Context, cluster *operatorv1alpha
 			logger.Error(err, "read target states", "pod", pod.Name)
 			continue
 		}
-		rt := collector.Runtime{Known: true, Targets: make(map[string]gnmic.TargetStatus, len(reported))}
-		for _, t := range reported {
-			rt.Targets[t.Name] = t.State
-		}
+		rt := runtimeOf(reported)
 		out[ordinal] = rt
 		r.ledger.NoteRead(pod, rt, r.now())
 	}
@@ -130,7 +127,9 @@ func (r *Reconciler) heldByTerminatingPods(ctx context.Context, cluster *operato
 			continue
 		}
 		for _, t := range reported {
-			held = append(held, t.Name)
+			if t.TunnelTargetType() == "" { // a dial-in device is never placed elsewhere
+				held = append(held, t.Name)
+			}
 		}
 	}
 	return held

@@ -156,6 +156,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		inputs    operatorv1alpha1.InputList
 		procs     operatorv1alpha1.ProcessorList
 		profiles  operatorv1alpha1.TargetProfileList
+		policies  operatorv1alpha1.TunnelTargetPolicyList
 		pods      corev1.PodList
 	)
 	for _, l := range []struct {
@@ -170,6 +171,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		{"inputs", &inputs, []client.ListOption{ns}},
 		{"processors", &procs, []client.ListOption{ns}},
 		{"target profiles", &profiles, []client.ListOption{ns}},
+		{"tunnel target policies", &policies, []client.ListOption{ns}},
 		{"pods", &pods, []client.ListOption{ns, client.MatchingLabels(workload.Labels(cluster))}},
 	} {
 		if err := r.List(ctx, l.list, l.opts...); err != nil {
@@ -194,19 +196,25 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		w.conn.Profiles[profiles.Items[i].Name] = &profiles.Items[i]
 	}
 	// The Secrets of targets (credentials, TLS) and those the Outputs and Inputs take values from.
+	tunnel := tunnelPolicies(cluster, policies.Items, w.conn.Profiles, subs.Items)
+	tunnelSecretNames, tunnelTLSSecrets := tunnelSecrets(tunnel, w.conn.Profiles)
 	secretNames := append(selection.SecretsOf(w.selection, w.conn.Profiles), render.ConfigSecrets(w.selection)...)
+	secretNames = append(secretNames, tunnelSecretNames...)
 	slices.Sort(secretNames)
 	secrets, err := r.credentials.Secrets(ctx, cluster.Namespace, slices.Compact(secretNames))
 	if err != nil {
 		return nil, err
 	}
 	w.conn.Secrets = secrets
-	if w.targetTLS, err = r.credentials.TargetTLS(ctx, cluster, selection.TLSSecretsOf(w.selection, w.conn.Profiles), secrets); err != nil {
+	tlsSecrets := append(selection.TLSSecretsOf(w.selection, w.conn.Profiles), tunnelTLSSecrets...)
+	slices.Sort(tlsSecrets)
+	if w.targetTLS, err = r.credentials.TargetTLS(ctx, cluster, slices.Compact(tlsSecrets), secrets); err != nil {
 		return nil, err
 	}
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
 	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
+	addTunnelTargetMatches(ctx, w, tunnel, subs.Items)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {
 		if skip.Kind == selection.KindTarget {
@@ -222,6 +230,9 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		return nil, err
 	}
 	if err := r.credentials.GNMITLS(ctx, cluster, own); err != nil {
+		return nil, err
+	}
+	if err := r.credentials.TunnelTLS(ctx, cluster, own); err != nil {
 		return nil, err
 	}
 

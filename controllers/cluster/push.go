@@ -311,6 +311,9 @@ func stepConfig(pc podConfigs, step handover.Step) gnmic.Config {
 		Outputs:       map[string]map[string]any{},
 		Inputs:        pc.rendered.Inputs,
 		Processors:    pc.rendered.Processors,
+		// The tunnel-target-matches are the same on every pod and take effect at once: no handover step
+		// applies to devices, which stay on the pod their tunnel reached.
+		TunnelTargetMatches: pc.rendered.TunnelTargetMatches,
 	}
 	for name, s := range pc.rendered.Subscriptions {
 		cfg.Subscriptions[name] = s

@@ -11,7 +11,7 @@ package cluster
 // Cluster owns goes with it through its ownerReferences. Which Secrets and pod status it may write, RBAC cannot
 // narrow (their names are the users'): config/rbac/operator_writes_policy.yaml does.
 //
-// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;targets;targetprofiles;subscriptions;outputs;inputs;processors;pipelines,verbs=list;watch
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters;targets;targetprofiles;subscriptions;outputs;inputs;processors;pipelines;tunneltargetpolicies,verbs=list;watch
 // +kubebuilder:rbac:groups=operator.gnmic.dev,resources=clusters/status;targets/status;pipelines/status;outputs/status;inputs/status;processors/status,verbs=patch
 //
 // An ownerReference with blockOwnerDeletion (controllerutil.SetControllerReference) needs update on the

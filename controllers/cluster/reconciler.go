@@ -128,6 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	pushed := r.push(pushCtx, &cluster, world, plan, runtimes, reachable)
 	r.rereadPushed(ctx, &cluster, world, runtimes, pushed)
 	pushed.countRunning(plan, runtimes)
+	reportTunnelTargets(world, pushed, runtimes)
 	// A failed readiness-gate write does not stop the reconcile: the statuses below are still worth
 	// reporting and nothing else depends on the gate. It is returned at the end, for a retry with backoff
 	// (as is every earlier return); until then the pod keeps the gate it had.

@@ -111,15 +111,16 @@ func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
 			predicates: []predicate.Predicate{nodeAvailabilityChanged()}},
 		watch{object: &operatorv1alpha1.Pipeline{}, handler: handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), predicates: generation},
 		watch{object: &operatorv1alpha1.Subscription{},
-			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindSubscription)), predicates: specOrLabels},
+			handler: handler.EnqueueRequestsFromMapFunc(m.alsoTunnel(m.clustersSelecting(selectionkind.KindSubscription))), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.Output{},
 			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindOutput)), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.Input{},
 			handler: handler.EnqueueRequestsFromMapFunc(m.clustersSelecting(selectionkind.KindInput)), predicates: specOrLabels},
 		watch{object: &operatorv1alpha1.Processor{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfProcessor), predicates: specOrLabels},
-		watch{object: &operatorv1alpha1.TargetProfile{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfProfile), predicates: generation},
+		watch{object: &operatorv1alpha1.TargetProfile{}, handler: handler.EnqueueRequestsFromMapFunc(m.alsoTunnel(m.clustersOfProfile)), predicates: generation},
 		// Secrets through their metadata only (CacheByObject).
-		watch{object: secrets, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfSecret)},
+		watch{object: secrets, handler: handler.EnqueueRequestsFromMapFunc(m.alsoTunnel(m.clustersOfSecret))},
+		watch{object: &operatorv1alpha1.TunnelTargetPolicy{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersWithTunnel), predicates: specOrLabels},
 	)
 }
 

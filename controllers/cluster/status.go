@@ -30,9 +30,9 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	st.UnassignedTargets = int32(len(plan.result.Unassigned))
 	st.SkippedTargets = int32(w.skippedTargets())
 	st.PodCapacity = int32(plan.result.Capacity)
-	st.TargetUnits = int32(w.weights.Units(w.placeable()))
 	st.UnassignedUnits = int32(w.weights.Units(plan.result.Unassigned))
 	st.ReadyReplicas = 0
+	st.TunnelTargets = 0
 	st.Collectors = st.Collectors[:0]
 	ordinals := make([]int, 0, len(pushed.pods))
 	for o := range pushed.pods {
@@ -44,23 +44,30 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		if pp.status.Ready {
 			st.ReadyReplicas++
 		}
+		st.TunnelTargets += pp.status.TunnelTargetsCount
 		collector := pp.status
 		collector.TargetUnits = int32(w.weights.Units(plan.onPod[o]))
 		st.Collectors = append(st.Collectors, collector)
 	}
 
+	// The demand in units: the placed targets by weight, and the dial-in devices, which take room but have no
+	// weight of their own, one unit each (as targets_demand counts them).
+	st.TargetUnits = int32(w.weights.Units(w.placeable())) + st.TunnelTargets
 	st.PodStatuses = podStatuses(plan, pushed)
 	st.Summary = fmt.Sprintf("%d/%d pods ready, %d targets, %d unassigned", st.ReadyReplicas, len(w.desired),
 		st.TargetsCount, st.UnassignedTargets)
 	if st.SkippedTargets > 0 {
 		st.Summary += fmt.Sprintf(", %d skipped", st.SkippedTargets)
 	}
+	if st.TunnelTargets > 0 {
+		st.Summary += fmt.Sprintf(", %d dial-in", st.TunnelTargets)
+	}
 	if w.weights.Weighed() {
 		st.Summary += fmt.Sprintf(", %d/%d units assigned", st.TargetUnits-st.UnassignedUnits, st.TargetUnits)
 	}
 
 	r.reportDomains(cluster, w)
-	r.setCapacityCondition(cluster, plan)
+	r.setCapacityCondition(cluster, w, plan)
 	r.setAPISecuredCondition(cluster)
 	r.setOutputPortsCondition(cluster, w)
 	r.setServiceMonitorsCondition(cluster, w)
@@ -136,8 +143,9 @@ func podStatuses(plan placementPlan, pushed pushResults) map[string][]string {
 
 // setCapacityCondition says whether targets are unassigned for lack of room. With no ready pod (a new
 // Cluster, a fleet restarting, replicas 0) every target is unassigned, but not because pods are full: the
-// condition says so, and raises no warning.
-func (r *Reconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, plan placementPlan) {
+// condition says so, and raises no warning. On a Cluster that weighs its targets it counts the units too: a
+// pod below the capacity may still have no room for a heavy target.
+func (r *Reconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan) {
 	n := len(plan.result.Unassigned)
 	was := meta.IsStatusConditionTrue(cluster.Status.Conditions, operatorv1alpha1.ConditionCapacityExhausted)
 	c := metav1.Condition{Type: operatorv1alpha1.ConditionCapacityExhausted, Status: metav1.ConditionFalse,
@@ -150,6 +158,10 @@ func (r *Reconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, pla
 	case n > 0 && len(plan.availability.Ready) == 0:
 		c.Reason = operatorv1alpha1.ReasonNoReadyPods
 		c.Message = fmt.Sprintf("no collector pod is ready yet: %d target(s) wait for one", n)
+	case n > 0 && w.weights.Weighed():
+		c.Status, c.Reason = metav1.ConditionTrue, operatorv1alpha1.ReasonInsufficientCapacity
+		c.Message = fmt.Sprintf("%d target(s) of %d units could not be assigned, no pod has room for them (%d units per pod)",
+			n, w.weights.Units(plan.result.Unassigned), plan.result.Capacity)
 	case n > 0:
 		c.Status, c.Reason = metav1.ConditionTrue, operatorv1alpha1.ReasonInsufficientCapacity
 		c.Message = fmt.Sprintf("%d target(s) could not be assigned, all pods at capacity", n)
@@ -157,6 +169,8 @@ func (r *Reconciler) setCapacityCondition(cluster *operatorv1alpha1.Cluster, pla
 	meta.SetStatusCondition(&cluster.Status.Conditions, c)
 	exhausted := c.Status == metav1.ConditionTrue
 	switch {
+	case exhausted && !was && w.weights.Weighed():
+		r.Recorder.Event(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventCapacityExhausted, c.Message)
 	case exhausted && !was:
 		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventCapacityExhausted,
 			"%d target(s) could not be assigned, all pods at capacity (%d per pod)", n, plan.result.Capacity)

@@ -45,6 +45,9 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, cluster *operatorv1alph
 	if err := r.ensureGNMIServer(ctx, cluster); err != nil {
 		return err
 	}
+	if err := r.ensureTunnelService(ctx, cluster); err != nil {
+		return err
+	}
 	if pdb := workload.PodDisruptionBudget(cluster); pdb != nil {
 		return owned.Ensure(ctx, r.owned, cluster, pdb, &policyv1.PodDisruptionBudget{}, func(have, want *policyv1.PodDisruptionBudget) {
 			have.Spec = want.Spec

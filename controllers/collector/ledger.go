@@ -20,6 +20,15 @@ import (
 type Runtime struct {
 	Known   bool
 	Targets map[string]gnmic.TargetStatus
+	// Tunnel are the dial-in devices the collector runs through its gRPC tunnel server, by ID: it was sent
+	// none of them, and no apply removes them.
+	Tunnel map[string]TunnelTarget
+}
+
+// TunnelTarget is a dial-in device a collector runs: the type it registered with, and its state.
+type TunnelTarget struct {
+	Type   string
+	Status gnmic.TargetStatus
 }
 
 // Ledger is the operator's memory of what each collector acknowledged: the whole configuration of its last

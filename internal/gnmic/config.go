@@ -14,6 +14,9 @@ type Config struct {
 	Outputs       map[string]map[string]any     `json:"outputs,omitempty"`
 	Inputs        map[string]map[string]any     `json:"inputs,omitempty"`
 	Processors    map[string]map[string]any     `json:"processors,omitempty"`
+	// TunnelTargetMatches are the rules by which the collector's tunnel server turns a registering device
+	// into a target (tunnel.go).
+	TunnelTargetMatches map[string]TunnelTargetMatch `json:"tunnel-target-matches,omitempty"`
 }
 
 // TargetNames are the names of the configuration's targets, sorted.

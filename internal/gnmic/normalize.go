@@ -36,6 +36,9 @@ func (c Config) Normalize() Config {
 	out.Outputs = normalizeObjects(c.Outputs, true)
 	out.Inputs = normalizeObjects(c.Inputs, true)
 	out.Processors = normalizeObjects(c.Processors, false)
+	for name, m := range c.TunnelTargetMatches {
+		out.TunnelTargetMatches = setKey(out.TunnelTargetMatches, name, m.normalize())
+	}
 	return out
 }
 

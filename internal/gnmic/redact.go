@@ -20,6 +20,10 @@ func (c Config) Redacted() Config {
 	redactObjects(out.Outputs)
 	redactObjects(out.Inputs)
 	redactObjects(out.Processors)
+	for name, m := range out.TunnelTargetMatches {
+		m.Config = m.Config.Redacted()
+		out.TunnelTargetMatches[name] = m
+	}
 	return out
 }
 
@@ -34,8 +38,8 @@ func (t TargetConfig) Redacted() TargetConfig {
 // String summarises c without any value from it, so that formatting a Config
 // with %v by mistake cannot leak a credential.
 func (c Config) String() string {
-	return fmt.Sprintf("gnmic.Config{targets: %d, subscriptions: %d, outputs: %d, inputs: %d, processors: %d}",
-		len(c.Targets), len(c.Subscriptions), len(c.Outputs), len(c.Inputs), len(c.Processors))
+	return fmt.Sprintf("gnmic.Config{targets: %d, subscriptions: %d, outputs: %d, inputs: %d, processors: %d, tunnel-target-matches: %d}",
+		len(c.Targets), len(c.Subscriptions), len(c.Outputs), len(c.Inputs), len(c.Processors), len(c.TunnelTargetMatches))
 }
 
 // String names t and its address, never its credentials.

@@ -22,6 +22,12 @@ func (c Config) Validate() error {
 	if len(n.Targets) > 0 && len(n.Subscriptions) == 0 {
 		errs = append(errs, errors.New("targets need at least one subscription"))
 	}
+	if len(n.TunnelTargetMatches) > 0 && len(n.Subscriptions) == 0 {
+		errs = append(errs, errors.New("tunnel-target-matches need at least one subscription"))
+	}
+	for _, name := range sortedKeys(n.TunnelTargetMatches) {
+		errs = append(errs, n.validateTunnelTargetMatch(name, n.TunnelTargetMatches[name])...)
+	}
 	if len(n.Inputs) > 0 && len(n.Outputs) == 0 {
 		errs = append(errs, errors.New("inputs need at least one output"))
 	}

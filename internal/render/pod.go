@@ -220,7 +220,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Subset is the configuration of a pod that holds the named targets, cut from the configuration of every
 // target (as PodConfig renders it for all of them): those targets, the subscriptions they run, and every
-// output, input and processor. Names full does not hold are left out. Rendering the fleet once and cutting
+// output, input, processor and tunnel-target-match (with the subscriptions the matches run). Names full does not hold are left out. Rendering the fleet once and cutting
 // each pod's part from it costs one render per target instead of one per target and pod.
 func Subset(full gnmic.Config, names []string) gnmic.Config {
 	out := gnmic.Config{Outputs: full.Outputs, Inputs: full.Inputs, Processors: full.Processors}
@@ -235,6 +235,15 @@ func Subset(full gnmic.Config, names []string) gnmic.Config {
 			subs = sortedKeys(full.Subscriptions) // a target that names none runs every subscription
 		}
 		for _, sub := range subs {
+			if sc, ok := full.Subscriptions[sub]; ok {
+				out.Subscriptions = setKey(out.Subscriptions, sub, sc)
+			}
+		}
+	}
+	// Every pod gets every tunnel-target-match: a device may dial any of them.
+	for name, m := range full.TunnelTargetMatches {
+		out.TunnelTargetMatches = setKey(out.TunnelTargetMatches, name, m)
+		for _, sub := range m.Config.Subscriptions {
 			if sc, ok := full.Subscriptions[sub]; ok {
 				out.Subscriptions = setKey(out.Subscriptions, sub, sc)
 			}

@@ -35,7 +35,8 @@ const ChecksumAnnotation = "operator.gnmic.dev/config-checksum"
 // although metrics are served regardless. Unless spec.api.insecure opts out,
 // the API serves TLS and requires a client certificate signed by the CA in
 // ca.crt (the operator's), so only the operator can push configuration. With
-// spec.api.gnmi enabled the file also runs the gNMI server (gnmiServerSection).
+// spec.api.gnmi enabled the file also runs the gNMI server (gnmiServerSection), with spec.grpcTunnel the gRPC
+// tunnel server (tunnelServerSection).
 func BootstrapConfig(c *v1alpha1.Cluster) string {
 	var b strings.Builder
 	b.WriteString("# Written by gnmic-operator. Targets, subscriptions, outputs and inputs are pushed\n")
@@ -51,6 +52,7 @@ func BootstrapConfig(c *v1alpha1.Cluster) string {
 		b.WriteString("    client-auth: require-verify\n")
 	}
 	b.WriteString(gnmiServerSection(c))
+	b.WriteString(tunnelServerSection(c))
 	b.WriteString("log: true\n")
 	return b.String()
 }

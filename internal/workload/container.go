@@ -65,11 +65,14 @@ func container(c *v1alpha1.Cluster, opts Options) corev1.Container {
 	return ctr
 }
 
-// containerPorts are the REST API's port, the gNMI server's when it runs, and those of the scraped outputs.
+// containerPorts are the REST API's port, the gNMI server's and the tunnel server's when they run, and those of the scraped outputs.
 func containerPorts(c *v1alpha1.Cluster, opts Options) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: RestPortName, ContainerPort: RestPort(c), Protocol: corev1.ProtocolTCP}}
 	if GNMIServerEnabled(c) {
 		ports = append(ports, corev1.ContainerPort{Name: GNMIPortName, ContainerPort: GNMIPort(c), Protocol: corev1.ProtocolTCP})
+	}
+	if TunnelEnabled(c) {
+		ports = append(ports, corev1.ContainerPort{Name: TunnelPortName, ContainerPort: TunnelPort(c), Protocol: corev1.ProtocolTCP})
 	}
 	return append(ports, outputContainerPorts(opts.ScrapedOutputs)...)
 }

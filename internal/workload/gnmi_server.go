@@ -62,11 +62,14 @@ func GNMIServerDNSNames(c *v1alpha1.Cluster) []string {
 }
 
 // ReservedPorts are the ports the collectors of c listen on besides their outputs, with what listens there:
-// the REST API, and the gNMI server when enabled. No output may listen on one (render.PortTakenError).
+// the REST API, and the gNMI and tunnel servers when enabled. No output may listen on one (render.PortTakenError).
 func ReservedPorts(c *v1alpha1.Cluster) map[int32]string {
 	ports := map[int32]string{RestPort(c): "the collectors' REST API (spec.api.restPort)"}
 	if GNMIServerEnabled(c) {
 		ports[GNMIPort(c)] = "the collectors' gNMI server (spec.api.gnmi.port)"
+	}
+	if TunnelEnabled(c) {
+		ports[TunnelPort(c)] = "the collectors' gRPC tunnel server (spec.grpcTunnel.port)"
 	}
 	return ports
 }

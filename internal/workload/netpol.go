@@ -37,7 +37,10 @@ func DefaultOperatorPodLabels() map[string]string {
 //   - spec.networkPolicy.outputPeers, or every source when it is empty, on
 //     outputPorts: the ports the Cluster's outputs listen on (OutputPorts);
 //   - spec.networkPolicy.gnmiPeers, or every source when it is empty, on the
-//     gNMI server's port when spec.api.gnmi runs it.
+//     gNMI server's port when spec.api.gnmi runs it;
+//   - every source on the gRPC tunnel server's port when spec.grpcTunnel runs it: devices dial in from
+//     outside the cluster (the tunnel server's TLS admits only devices with a certificate from the
+//     Cluster's CA unless spec.grpcTunnel.clientAuth relaxes it).
 //
 // The REST and gNMI server ports are never among the outputs' ports, even
 // when an output claims one (render refuses such an output). Egress is not restricted: collectors dial devices, message buses
@@ -57,10 +60,10 @@ func NetworkPolicy(c *v1alpha1.Cluster, operator OperatorPeer, outputPorts []int
 		fromOperator.NamespaceSelector.MatchLabels = map[string]string{namespaceNameLabel: operator.Namespace}
 	}
 	ingress := []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{fromOperator}, Ports: tcpPorts(rest)}}
-	gnmi := GNMIServerEnabled(c)
+	gnmi, tunnel := GNMIServerEnabled(c), TunnelEnabled(c)
 	var scraped []int32
 	for _, p := range outputPorts {
-		if p != rest && !(gnmi && p == GNMIPort(c)) {
+		if p != rest && !(gnmi && p == GNMIPort(c)) && !(tunnel && p == TunnelPort(c)) {
 			scraped = append(scraped, p)
 		}
 	}
@@ -77,6 +80,10 @@ func NetworkPolicy(c *v1alpha1.Cluster, operator OperatorPeer, outputPorts []int
 			rule.From = append(rule.From, *spec.GNMIPeers[i].DeepCopy())
 		}
 		ingress = append(ingress, rule)
+	}
+	if tunnel {
+		// Devices dial in from wherever they are, through a LoadBalancer or NodePort: every source.
+		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{Ports: tcpPorts(TunnelPort(c))})
 	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},

@@ -189,7 +189,7 @@ func outputContainerPorts(outputs []ScrapedOutput) []corev1.ContainerPort {
 }
 
 // OutputContainerPorts are the container ports of the collector container of sts other than the REST API's and
-// the gNMI server's: those of its outputs.
+// the gNMI and tunnel servers': those of its outputs.
 func OutputContainerPorts(sts *appsv1.StatefulSet) []corev1.ContainerPort {
 	var out []corev1.ContainerPort
 	for _, c := range sts.Spec.Template.Spec.Containers {
@@ -197,7 +197,7 @@ func OutputContainerPorts(sts *appsv1.StatefulSet) []corev1.ContainerPort {
 			continue
 		}
 		for _, p := range c.Ports {
-			if p.Name != RestPortName && p.Name != GNMIPortName {
+			if p.Name != RestPortName && p.Name != GNMIPortName && p.Name != TunnelPortName {
 				out = append(out, p)
 			}
 		}
@@ -214,7 +214,7 @@ func SetOutputContainerPorts(sts *appsv1.StatefulSet, ports []corev1.ContainerPo
 		}
 		var kept []corev1.ContainerPort
 		for _, p := range c.Ports {
-			if p.Name == RestPortName || p.Name == GNMIPortName {
+			if p.Name == RestPortName || p.Name == GNMIPortName || p.Name == TunnelPortName {
 				kept = append(kept, p)
 			}
 		}

@@ -14,6 +14,7 @@ const (
 	apiTLSVolume    = "api-tls"
 	targetTLSVolume = "target-tls"
 	gnmiTLSVolume   = "gnmi-tls"
+	tunnelTLSVolume = "tunnel-tls"
 )
 
 // File modes: the configuration is world-readable, key material only by the
@@ -53,6 +54,9 @@ func volumes(c *v1alpha1.Cluster, opts Options) []corev1.Volume {
 	if GNMIServerEnabled(c) && APITLS(c) {
 		vols = append(vols, secretVolume(gnmiTLSVolume, GNMITLSSecretName(c), false))
 	}
+	if TunnelEnabled(c) && APITLS(c) {
+		vols = append(vols, secretVolume(tunnelTLSVolume, TunnelTLSSecretName(c), false))
+	}
 	return vols
 }
 
@@ -68,6 +72,9 @@ func volumeMounts(c *v1alpha1.Cluster, opts Options) []corev1.VolumeMount {
 	mounts = append(mounts, corev1.VolumeMount{Name: targetTLSVolume, MountPath: render.TLSRoot, ReadOnly: true})
 	if GNMIServerEnabled(c) && APITLS(c) {
 		mounts = append(mounts, corev1.VolumeMount{Name: gnmiTLSVolume, MountPath: GNMITLSDir, ReadOnly: true})
+	}
+	if TunnelEnabled(c) && APITLS(c) {
+		mounts = append(mounts, corev1.VolumeMount{Name: tunnelTLSVolume, MountPath: TunnelTLSDir, ReadOnly: true})
 	}
 	return mounts
 }

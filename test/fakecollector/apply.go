@@ -55,6 +55,9 @@ func (c *Collector) commit(req *applyRequest) Changes {
 			if _, keep := req.typed[kind][name]; keep {
 				continue
 			}
+			if kind == kindTargets && isTunnelTarget(c.objects[kind][name]) {
+				continue // a device's target goes with its tunnel, never with an apply (tunnel.go)
+			}
 			old := c.objects[kind][name]
 			delete(c.objects[kind], name)
 			byKind[kind].Removed = append(byKind[kind].Removed, name)
@@ -93,6 +96,9 @@ func (c *Collector) commit(req *applyRequest) Changes {
 		}
 	}
 	c.refreshSubscriptions()
+	if m := byKind[kindTunnelTargetMatches]; len(m.Removed)+len(m.Added)+len(m.Changed) > 0 {
+		c.matchTunnelDevices()
+	}
 	return newChanges(byKind, reconnected)
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
 )
 
 // Collector is a fake gNMIc collector. Create it with New, serve it with
@@ -51,6 +53,10 @@ type Collector struct {
 	// processorFailures are the processor settings an output or input fails to start with
 	// (FailProcessorSetting).
 	processorFailures []settingFailure
+	// tunnelDevices are the devices registered with the tunnel server, ID to type; tunnelServer serves it
+	// (ServeTunnel, tunnel.go).
+	tunnelDevices map[string]string
+	tunnelServer  *grpc.Server
 	// load is the targets' traffic and the pod's CPU (load.go).
 	load *loadModel
 }
@@ -97,19 +103,20 @@ func WithTLS(cfg *tls.Config) Option {
 // New returns a collector with an empty configuration.
 func New(opts ...Option) *Collector {
 	c := &Collector{
-		keepalive:    DefaultKeepalive,
-		done:         make(chan struct{}),
-		objects:      make(map[string]map[string]map[string]any),
-		targets:      make(map[string]*target),
-		metricNames:  make(map[string]bool),
-		counts:       make(map[string]*TargetCounts),
-		failNext:     make(map[string]string),
-		devicesDown:  make(map[string]string),
-		connOverride: make(map[string]string),
-		blackholes:   make(map[string]time.Duration),
-		subscribers:  make(map[*subscriber]struct{}),
-		components:   make(map[string]map[string]ComponentState),
-		load:         newLoadModel(),
+		keepalive:     DefaultKeepalive,
+		done:          make(chan struct{}),
+		objects:       make(map[string]map[string]map[string]any),
+		targets:       make(map[string]*target),
+		metricNames:   make(map[string]bool),
+		counts:        make(map[string]*TargetCounts),
+		failNext:      make(map[string]string),
+		devicesDown:   make(map[string]string),
+		connOverride:  make(map[string]string),
+		blackholes:    make(map[string]time.Duration),
+		subscribers:   make(map[*subscriber]struct{}),
+		components:    make(map[string]map[string]ComponentState),
+		tunnelDevices: make(map[string]string),
+		load:          newLoadModel(),
 	}
 	for _, opt := range opts {
 		opt(c)
@@ -182,8 +189,11 @@ func (c *Collector) Close() error {
 	for _, t := range c.targets {
 		t.cancelPending()
 	}
-	server := c.server
+	server, tunnelServer := c.server, c.tunnelServer
 	c.mu.Unlock()
+	if tunnelServer != nil {
+		tunnelServer.Stop()
+	}
 	if server != nil {
 		return server.Close()
 	}

@@ -67,7 +67,11 @@ func (req *applyRequest) decodeKind(kind string, value any) error {
 		if !ok {
 			return fmt.Errorf("'%s': expected a map, got '%s'", path, jsonType(objects[name]))
 		}
-		typed, err := schemas[kind].decode(path, obj)
+		decode := schemas[kind].decode
+		if kind == kindTunnelTargetMatches {
+			decode = decodeTunnelTargetMatch
+		}
+		typed, err := decode(path, obj)
 		if err != nil {
 			return err
 		}

@@ -44,6 +44,8 @@
 // SetConnectionState), then inspect it (Targets, ConfiguredTargets,
 // TargetStatus, Applied, Counts, Requests, Dropped, Pending, WaitIdle). It
 // serves plain HTTP or TLS (WithTLS; NewPKI makes throwaway certificates) on
-// any address, or in-process through Handler. All methods are safe for
-// concurrent use.
+// any address, or in-process through Handler. ServeTunnel adds gNMIc's gRPC
+// tunnel server (the real grpctunnel protocol; tunnel.go): devices that dial
+// in (DialIn) and match a tunnel-target-match become targets named after their
+// ID, which no apply removes. All methods are safe for concurrent use.
 package fakecollector

@@ -72,6 +72,8 @@ type runningCollector struct {
 	pod       types.NamespacedName
 	node      string
 	collector *fakecollector.Collector
+	// tunnelAddr is where its tunnel server listens, "" without one (tunnel.go).
+	tunnelAddr string
 }
 
 // StartCollectors watches collector pods and Nodes until Stop.
@@ -171,7 +173,11 @@ func (c *Collectors) observe(obj any) {
 		c.log("fake collector for pod %s/%s on %s: %v", pod.Namespace, pod.Name, addr, err)
 		return
 	}
-	c.byUID[pod.UID] = &runningCollector{pod: name, node: pod.Spec.NodeName, collector: collector}
+	tunnelAddr, err := c.serveTunnel(pod, collector)
+	if err != nil {
+		c.log("fake collector for pod %s/%s runs no tunnel server: %v", pod.Namespace, pod.Name, err)
+	}
+	c.byUID[pod.UID] = &runningCollector{pod: name, node: pod.Spec.NodeName, collector: collector, tunnelAddr: tunnelAddr}
 }
 
 // newCollector is the one place fake collectors are made: with the options of the pod's namespace
