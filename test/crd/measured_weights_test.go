@@ -1,13 +1,19 @@
 package crd_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gnmic-operator/gnmic-operator/test/testenv"
 )
 
 var _ = Describe("Measured weights", func() {
@@ -27,6 +33,21 @@ var _ = Describe("Measured weights", func() {
 		settings, _, err := unstructured.NestedMap(c.Object, "spec", "targetDistribution", "measuredWeights")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(settings).To(Equal(map[string]any{"window": "2m", "hysteresis": "30m", "maxWeight": int64(16)}))
+	})
+
+	It("accept the measured fleet sample", func() {
+		raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", "weights", "measured.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		kinds := map[string]bool{}
+		for _, doc := range bytes.Split(raw, []byte("\n---\n")) {
+			u := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(doc, &u.Object)).To(Succeed())
+			u.SetNamespace(namespace)
+			u.SetName("measured-sample-" + u.GetName())
+			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "the sample's %s was rejected", u.GetKind())
+			kinds[u.GetKind()] = true
+		}
+		Expect(kinds).To(Equal(map[string]bool{"Cluster": true, "Target": true}))
 	})
 
 	DescribeTable("reject settings that measure nothing, with a message that names them",
