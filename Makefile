@@ -135,6 +135,7 @@ undeploy: kustomize ## Remove the operator from the cluster. ignore-not-found=tr
 
 include hack/e2e.mk
 include hack/helm.mk
+include hack/consul.mk
 
 ##@ Tools
 
@@ -180,6 +181,16 @@ profile-reconcile: control-plane ## Profile reconciles of a steady Cluster of PR
 		PROFILE_OUT=$(CURDIR)/bin/reconcile-$(PROFILE_TARGETS).pprof GOTOOLCHAIN=local \
 		go test ./controllers/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.timeout=60m -ginkgo.focus='Profile of a steady'
 	GOTOOLCHAIN=local go tool pprof -top -cum -nodecount=40 bin/reconcile-$(PROFILE_TARGETS).pprof 2>/dev/null | head -32
+
+# Not part of `make test`: the acceptance figures of docs/target-sources.md (a NetBox of TARGETSOURCE_DEVICES
+# devices: first sync, 100 changed, removals, a failed and a truncated answer), timings and Target writes.
+TARGETSOURCE_DEVICES ?= 10000
+.PHONY: bench-targetsource
+bench-targetsource: control-plane ## Sync a NetBox of TARGETSOURCE_DEVICES devices through changes, removals, failures (envtest); prints timings and writes.
+	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" TARGETSOURCE_DEVICES=$(TARGETSOURCE_DEVICES) GOTOOLCHAIN=local \
+		go test ./controllers/targetsource/ -count=1 -timeout 30m -v -ginkgo.v -ginkgo.focus='over a NetBox inventory' \
+		> $(LOCALBIN)/bench-targetsource.log 2>&1; status=$$?; \
+		grep -E '^\s*bench:|Ran [0-9]+ of|^(ok|FAIL)' $(LOCALBIN)/bench-targetsource.log | sed 's/^\s*//'; exit $$status
 
 # Not part of test-e2e (build tag scale): the figures of docs/fleet.md's bulk-arrival table.
 BULK_TARGETS ?= 5000

@@ -80,6 +80,7 @@ func TestReadinessCoversTheMetricsAPIAndShutdownDrainsIt(t *testing.T) {
 		"--metrics-api-cert-dir="+filepath.Join(dir, "certs"),
 		"--metrics-api-service-namespace="+namespace,
 		"--metrics-api-manage-apiservices=false",
+		fmt.Sprintf("--targetsource-push-bind-address=127.0.0.1:%d", freeTCPPort(t)),
 	)
 	defer op.kill()
 

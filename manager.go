@@ -23,6 +23,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/controllers/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
 )
 
 // newScheme knows the built-in kinds and the operator's own.
@@ -103,6 +104,9 @@ func run(ctx context.Context, o options) error {
 	if err := (&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up tunnel target policy controller: %w", err)
 	}
+	if err := setupTargetSource(mgr, balancerShard); err != nil {
+		return err
+	}
 
 	if o.watchNamespace != "" {
 		o.metricsAPI.WatchNamespaces = strings.Split(o.watchNamespace, ",")
@@ -110,6 +114,11 @@ func run(ctx context.Context, o options) error {
 	metricsAPI, err := metricsadapter.Setup(ctx, mgr, o.metricsAPI)
 	if err != nil {
 		return fmt.Errorf("set up metrics APIs: %w", err)
+	}
+
+	o.targetSourcePush.DrainPeriod = o.metricsAPI.DrainPeriod
+	if err := pushendpoint.Setup(ctx, mgr, o.targetSourcePush, o.metricsAPI.WatchNamespaces); err != nil {
+		return fmt.Errorf("set up the TargetSource push endpoint: %w", err)
 	}
 
 	log.Info("starting manager", "leaderElection", o.leaderElect, "metrics", o.metricsAddr, "probes", o.probeAddr)

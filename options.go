@@ -7,6 +7,7 @@ import (
 
 	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
 )
 
 // options are the operator's command-line flags. docs/operating.md describes each one.
@@ -38,6 +39,7 @@ type options struct {
 	sharding              bool
 	shardLeaseDuration    time.Duration
 	metricsAPI            metricsadapter.Options
+	targetSourcePush      pushendpoint.Options
 }
 
 func defaultOptions() options {
@@ -63,6 +65,7 @@ func defaultOptions() options {
 		collectorSilence:      cluster.DefaultCollectorSilence,
 		shardLeaseDuration:    15 * time.Second,
 		metricsAPI:            metricsadapter.DefaultOptions(),
+		targetSourcePush:      pushendpoint.DefaultOptions(),
 	}
 }
 
@@ -120,6 +123,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"With --sharding: how long a replica's member Lease lasts without renewal; a replica that stops renewing "+
 			"loses its Clusters after it. Renewed every third of it.")
 	o.metricsAPI.BindFlags(fs)
+	o.targetSourcePush.BindFlags(fs)
 }
 
 // validate refuses settings that would silently break collection.

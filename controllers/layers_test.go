@@ -89,6 +89,7 @@ func TestControllerPackagesPointDown(t *testing.T) {
 		"controllers/conflict":     {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
 		"controllers/balancer":     {"controllers/cluster", "controllers/sharding"},
 		"controllers/tunnelpolicy": {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
+		"controllers/targetsource": {"controllers/cluster", "controllers/balancer", "controllers/sharding"},
 	}
 	for pkg := range imports {
 		if strings.HasPrefix(pkg, "internal/") {

@@ -117,6 +117,38 @@ var _ = Describe("The operator's write policies", Ordered, func() {
 		other := readyPod(ns, "web-1", nil)
 		Expect(patchPodStatus(k8sClient, other, configuredGate())).To(Succeed())
 	})
+
+	It("let the operator write only the Targets a TargetSource controls, never one made by hand", func() {
+		ofSource := []metav1.OwnerReference{{APIVersion: operatorv1alpha1.GroupVersion.String(), Kind: "TargetSource",
+			Name: "netbox", UID: types.UID("3f1c0a52-0000-4000-8000-000000000001"), Controller: ptr.To(true)}}
+		target := func(name string, owners []metav1.OwnerReference) *operatorv1alpha1.Target {
+			return &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners},
+				Spec: operatorv1alpha1.TargetSpec{Address: "10.0.0.1:57400", Profile: "p"}}
+		}
+		Expect(asOperator.Create(suiteCtx, target("from-inventory", ofSource), client.DryRunAll)).To(Succeed())
+		err := asOperator.Create(suiteCtx, target("not-controlled", nil), client.DryRunAll)
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("gnmic-operator writes only the Targets a TargetSource controls: Target not-controlled"))
+
+		By("a hand-made Target: neither updated, nor taken over, nor deleted")
+		hand := target("by-hand", nil)
+		Expect(k8sClient.Create(suiteCtx, hand)).To(Succeed())
+		hand.Spec.Address = "10.9.9.9:57400"
+		Expect(apierrors.IsForbidden(asOperator.Update(suiteCtx, hand.DeepCopy()))).To(BeTrue())
+		hand.OwnerReferences = ofSource
+		Expect(apierrors.IsForbidden(asOperator.Update(suiteCtx, hand.DeepCopy()))).To(BeTrue())
+		Expect(apierrors.IsForbidden(asOperator.Delete(suiteCtx, target("by-hand", nil)))).To(BeTrue())
+
+		By("a TargetSource's Target: updated and deleted, never handed to nobody")
+		owned := target("owned", ofSource)
+		Expect(k8sClient.Create(suiteCtx, owned)).To(Succeed())
+		owned.Spec.Address = "10.0.0.2:57400"
+		Expect(asOperator.Update(suiteCtx, owned)).To(Succeed())
+		orphan := owned.DeepCopy()
+		orphan.OwnerReferences = nil
+		Expect(apierrors.IsForbidden(asOperator.Update(suiteCtx, orphan))).To(BeTrue())
+		Expect(asOperator.Delete(suiteCtx, owned)).To(Succeed())
+	})
 })
 
 // waitForWritePolicies waits until kube-apiserver enforces the install's write policies: it compiles a
@@ -132,6 +164,9 @@ func waitForWritePolicies(install *operatorInstall) {
 		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "secret write not refused yet: %v", err)
 		err = patchPodStatus(asOperator, probe, configuredGate())
 		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "pod status write not refused yet: %v", err)
+		err = asOperator.Create(suiteCtx, &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: install.namespace,
+			Name: "write-policy-probe"}, Spec: operatorv1alpha1.TargetSpec{Address: "probe:1", Profile: "p"}}, client.DryRunAll)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "target write not refused yet: %v", err)
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 

@@ -26,3 +26,7 @@ package controllers
 // The APIServices are owned by the install's ClusterRoleBindings of the operator's ServiceAccount, so that
 // uninstalling removes them (metricsadapter/install_owner.go); finding those bindings needs a list.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=list
+//
+// The TargetSource push endpoint (pushendpoint) annotates a TargetSource whose pushed snapshot changed, which
+// wakes the replica that syncs it; the snapshot's ConfigMap falls under the ConfigMap rule of cluster/rbac.go.
+// +kubebuilder:rbac:groups=operator.gnmic.dev,resources=targetsources,verbs=patch

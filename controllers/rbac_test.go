@@ -27,9 +27,11 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/controllers/targetsource"
 	"github.com/gnmic-operator/gnmic-operator/controllers/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
+	"github.com/gnmic-operator/gnmic-operator/test/fakenetbox"
 )
 
 // grantedUnsent are the permissions the operator is granted although a reconcile in envtest never sends them,
@@ -292,6 +294,14 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		balanceEveryShippedKind(refusedNothing)
 	})
 
+	It("syncs a TargetSource: creates, updates and deletes its Targets and reports in its status", func() {
+		syncTargetSource(refusedNothing)
+	})
+
+	It("takes a TargetSource's snapshot posted to its push endpoint and makes its Targets", func() {
+		pushToTargetSource(refusedNothing)
+	})
+
 	It("sent every verb it is granted, where it is granted, but those listed with a reason in grantedUnsent", func() {
 		By("waiting for the leader to renew its Lease")
 		Eventually(func(g Gomega) {
@@ -342,6 +352,8 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 	Expect(metricsadapter.Setup(suiteCtx, mgr, metrics)).Error().NotTo(HaveOccurred())
 	Expect(startBalancer(mgr)).To(Succeed())
 	Expect((&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
+	Expect(targetsource.NewReconciler(mgr).SetupWithManager(mgr)).To(Succeed())
+	setupPushEndpoint(mgr, install.namespace)
 	return runOperator(mgr, &cluster.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -398,4 +410,56 @@ func (f *fleet) mostRepeatedEvent(reason string) int32 {
 		}
 	}
 	return n
+}
+
+// syncTargetSource runs a TargetSource over a NetBox of three devices, in a namespace of its own, through a
+// change and a removal: the operator creates, updates and deletes Targets, reads the token Secret, and writes
+// the TargetSource's status.
+func syncTargetSource(refusedNothing func()) {
+	netbox := fakenetbox.Start(3, "t0ken")
+	DeferCleanup(netbox.Close)
+	ns := "targetsource-rbac"
+	Expect(k8sClient.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	Expect(k8sClient.Create(suiteCtx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "netbox"},
+		Data: map[string][]byte{"token": []byte("t0ken")}})).To(Succeed())
+	ts := &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "netbox"},
+		Spec: operatorv1alpha1.TargetSourceSpec{
+			HTTP: &operatorv1alpha1.HTTPInventory{URL: netbox.DevicesURL(2), Interval: &metav1.Duration{Duration: time.Hour},
+				Auth: &operatorv1alpha1.HTTPAuth{Token: &operatorv1alpha1.HTTPTokenAuth{Scheme: "Token",
+					SecretKeyRef: operatorv1alpha1.SecretKeyReference{Name: "netbox", Key: "token"}}}},
+			Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetNetBox,
+				Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers"}},
+			Sync: operatorv1alpha1.TargetSync{DeleteAfterMisses: 1},
+		}}
+	Expect(k8sClient.Create(suiteCtx, ts)).To(Succeed())
+	synced := func(g Gomega) *operatorv1alpha1.TargetSource {
+		got := &operatorv1alpha1.TargetSource{}
+		g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(ts), got)).To(Succeed())
+		c := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionSynced)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		return got
+	}
+	Eventually(func(g Gomega) {
+		refusedNothing()
+		g.Expect(synced(g).Status.TargetsCreated).To(BeEquivalentTo(3))
+	}, 20*time.Second).Should(Succeed())
+
+	netbox.Change(func(d *fakenetbox.Device) { d.Platform.Slug = "eos" }, 1)
+	netbox.Remove(2)
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &operatorv1alpha1.TargetSource{}
+		if err := k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(ts), got); err != nil {
+			return err
+		}
+		got.Annotations = map[string]string{operatorv1alpha1.SyncRequestedAnnotation: "1"}
+		return k8sClient.Update(suiteCtx, got)
+	})).To(Succeed())
+	Eventually(func(g Gomega) {
+		refusedNothing()
+		got := synced(g)
+		g.Expect(got.Status.LastSyncRequest).To(Equal("1"))
+		g.Expect(got.Status.TargetsUpdated).To(BeEquivalentTo(1))
+		g.Expect(got.Status.TargetsDeleted).To(BeEquivalentTo(1))
+	}, 20*time.Second).Should(Succeed())
 }

@@ -288,6 +288,7 @@ var _ = Describe("The Helm chart", Ordered, func() {
 			"APIService/v1beta1.custom.metrics.k8s.io", "APIService/v1beta1.external.metrics.k8s.io",
 			"clusterroles/gnmic-operator-manager-role", "clusterrolebindings/gnmic-operator-manager-rolebinding",
 			"validatingadmissionpolicies/gnmic-operator-secret-writes", "validatingadmissionpolicybindings/gnmic-operator-secret-writes",
+			"validatingadmissionpolicies/gnmic-operator-target-writes", "validatingadmissionpolicybindings/gnmic-operator-target-writes",
 			"RoleBinding/kube-system/gnmic-operator-metrics-adapter-auth-reader",
 			"deployments/"+namespace+"/"+deploymentName, "services/"+namespace+"/gnmic-operator-metrics-api",
 			"serviceaccounts/"+namespace+"/"+deploymentName, "rolebindings/"+namespace+"/gnmic-operator-leader-election-rolebinding",
@@ -402,7 +403,8 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		for _, l := range leases.Items {
 			result.LeftInNamespace = append(result.LeftInNamespace, "Lease/"+l.Name)
 		}
-		Expect(result.LeftInNamespace).To(ConsistOf("Secret/gnmic-operator-metrics-api-cert", "Lease/"+harness.OperatorLeaseName))
+		Expect(result.LeftInNamespace).To(ConsistOf("Secret/gnmic-operator-metrics-api-cert",
+			"Secret/gnmic-operator-targetsource-push-cert", "Lease/"+harness.OperatorLeaseName))
 	})
 
 	// The switch to sharding made the documented way (docs/helm.md): with no replica of the other mode running.

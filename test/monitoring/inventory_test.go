@@ -19,6 +19,7 @@ import (
 	_ "github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	_ "github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	_ "github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	_ "github.com/gnmic-operator/gnmic-operator/pushendpoint"
 )
 
 // metricType is what a family's samples are named after: a histogram's family f is scraped as f_bucket (with

@@ -73,7 +73,7 @@ func Start(opts Options) (*envtest.Environment, *rest.Config, error) {
 func CRDResources() []schema.GroupVersionResource {
 	gv := schema.GroupVersion{Group: "operator.gnmic.dev", Version: "v1alpha1"}
 	var out []schema.GroupVersionResource
-	for _, r := range []string{"clusters", "targets", "targetprofiles", "subscriptions", "outputs", "inputs", "processors", "pipelines", "balancers", "tunneltargetpolicies"} {
+	for _, r := range []string{"clusters", "targets", "targetprofiles", "subscriptions", "outputs", "inputs", "processors", "pipelines", "balancers", "tunneltargetpolicies", "targetsources"} {
 		out = append(out, gv.WithResource(r))
 	}
 	return out

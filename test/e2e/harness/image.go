@@ -62,6 +62,7 @@ func OperatorImage(binary string) Image {
 			{Name: "health-probe-bind-address", Default: ":8081"},
 			{Name: "metrics-bind-address", Default: ":8443"},
 			{Name: "metrics-api-bind-address", Default: "0.0.0.0"},
+			{Name: "targetsource-push-bind-address", Default: ":9443"},
 			{Name: "pprof-bind-address"}, // off unless given
 		},
 	}

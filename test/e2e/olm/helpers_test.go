@@ -546,8 +546,10 @@ func notRemoved(namespace string) []string {
 			left = append(left, fmt.Sprintf("ClusterRole/%s (labels %v)", name, r.Labels))
 		}
 	}
-	if _, err := cp.Clientset.CoreV1().Secrets(namespace).Get(ctx, harness.MetricsAPIService+"-cert", metav1.GetOptions{}); err == nil {
-		left = append(left, "Secret/"+namespace+"/"+harness.MetricsAPIService+"-cert")
+	for _, secret := range []string{harness.MetricsAPIService + "-cert", "gnmic-operator-targetsource-push-cert"} {
+		if _, err := cp.Clientset.CoreV1().Secrets(namespace).Get(ctx, secret, metav1.GetOptions{}); err == nil {
+			left = append(left, "Secret/"+namespace+"/"+secret)
+		}
 	}
 	if _, err := cp.Clientset.CoordinationV1().Leases(namespace).Get(ctx, harness.OperatorLeaseName, metav1.GetOptions{}); err == nil {
 		left = append(left, "Lease/"+namespace+"/"+harness.OperatorLeaseName)
