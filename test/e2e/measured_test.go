@@ -22,6 +22,18 @@ import (
 // collector pod: placing by count leaves that pod saturated (it drops responses above what its one core
 // processes) while its neighbours idle; placing by measured weights finds them from the collectors' own
 // counters and spreads them, moving only what the new weights force.
+// measuredResult is what test/e2e/results/measured-load.json holds; docs/placement.md shows it.
+type measuredResult struct {
+	Scenario string `json:"scenario"`
+	// PodCapacity is what one fake collector pod processes, in responses per second.
+	PodCapacity float64 `json:"podResponseCapacity"`
+	// OfferedByCount and OfferedByMeasured are the responses per second each pod is offered.
+	OfferedByCount    map[string]float64 `json:"offeredByCount"`
+	OfferedByMeasured map[string]float64 `json:"offeredByMeasured"`
+	SecondsToRelieve  float64            `json:"secondsToRelieve"`
+	Moves             int                `json:"moves"`
+}
+
 var _ = Describe("Placing by measured load", Ordered, func() {
 	fleet := harness.Fleet{Namespace: "measured", Cluster: "telemetry", Replicas: 3}
 	const (
@@ -33,6 +45,7 @@ var _ = Describe("Placing by measured load", Ordered, func() {
 	var busy []string // the three busiest targets
 	var hotPod string // the pod that held them all while placing by count
 	var byCount map[string]string
+	result := measuredResult{Scenario: "3 of 30 targets 20x busier, all on one pod", PodCapacity: capacity}
 
 	pods := func() []string {
 		out := make([]string, fleet.Replicas)
@@ -65,6 +78,14 @@ var _ = Describe("Placing by measured load", Ordered, func() {
 			if load.Saturated() {
 				out[pod] = true
 			}
+		}
+		return out
+	}
+
+	offered := func(g Gomega) map[string]float64 {
+		out := map[string]float64{}
+		for _, pod := range pods() {
+			out[pod] = collectorOf(g, pod).Load().Offered
 		}
 		return out
 	}
@@ -102,6 +123,7 @@ var _ = Describe("Placing by measured load", Ordered, func() {
 			g.Expect(holdingsOf(fleet.Namespace).placement()).To(Equal(byCount), "placing by count ignores load")
 			g.Expect(saturated(g)).To(HaveKey(hotPod))
 		}).WithTimeout(20 * time.Second).WithPolling(time.Second).Should(Succeed())
+		result.OfferedByCount = offered(Default)
 	})
 
 	It("weighs the busy targets by their measured rates and relieves the hot pod by the fewest moves", func() {
@@ -136,7 +158,8 @@ var _ = Describe("Placing by measured load", Ordered, func() {
 			g.Expect(busyPods).To(HaveLen(3), "every busy target on a pod of its own")
 			g.Expect(saturated(g)).To(BeEmpty())
 		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		GinkgoWriter.Printf("relieved %s after %s\n", hotPod, time.Since(switched).Round(time.Second))
+		result.SecondsToRelieve = time.Since(switched).Round(time.Second).Seconds()
+		GinkgoWriter.Printf("relieved %s after %.0f s\n", hotPod, result.SecondsToRelieve)
 
 		var moved []string
 		for name, pod := range placed {
@@ -151,6 +174,8 @@ var _ = Describe("Placing by measured load", Ordered, func() {
 			g.Expect(saturated(g)).To(BeEmpty())
 			g.Expect(holdingsOf(fleet.Namespace).placement()).To(Equal(placed))
 		}).WithTimeout(20 * time.Second).WithPolling(time.Second).Should(Succeed())
+		result.OfferedByMeasured, result.Moves = offered(Default), len(moved)
+		writeResult("measured-load", result)
 	})
 })
 
