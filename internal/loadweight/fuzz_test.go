@@ -11,7 +11,8 @@ import (
 // FuzzMeter drives a Meter with arbitrary scrapes and weighs: counters that rise, reset and jump, pods that
 // come and go, targets that appear and leave, clocks that stall. Whatever it is fed, every named target gets
 // a weight of at least 1; a measured weight is a power of two within the cap (or the declared weight it
-// confirmed); a rate is finite and not negative, and zero exactly when the weight was never measured.
+// confirmed); a rate is finite and not negative, and zero exactly when the weight was never measured; the
+// cached rates equal rates computed afresh.
 func FuzzMeter(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add([]byte{255, 0, 255, 0, 128, 64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 9, 9, 9})
@@ -62,6 +63,13 @@ func weigh(t *testing.T, m *Meter, now time.Time, declared map[string]int) {
 	}
 	if got.Typical < 0 || math.IsNaN(got.Typical) || math.IsInf(got.Typical, 0) {
 		t.Fatalf("typical rate %v", got.Typical)
+	}
+	for _, target := range targets {
+		cached, cachedOK := m.cachedRateOf(target.Name)
+		fresh, freshOK := m.rate(target.Name)
+		if cached != fresh && !(math.IsNaN(cached) && math.IsNaN(fresh)) || cachedOK != freshOK {
+			t.Fatalf("%s: cached rate %v %v, computed afresh %v %v", target.Name, cached, cachedOK, fresh, freshOK)
+		}
 	}
 	for _, c := range got.Changed {
 		if c.From == c.To || got.ByTarget[c.Target].Value != c.To || got.ByTarget[c.Target].Source != Measured {

@@ -3,7 +3,8 @@ package loadweight
 import "time"
 
 // Meter remembers, for one Cluster, the counter samples of its targets and the weight each target holds.
-// Its forgetting rule: samples leave with the window, and a target leaves when a Weigh no longer names it.
+// Its forgetting rule: samples leave with the window, and a target leaves when a Weigh no longer names it
+// (its samples, weight and cached rate together).
 // A Meter is not safe for concurrent use; a reconciler keeps one per Cluster.
 type Meter struct {
 	settings Settings
@@ -11,6 +12,16 @@ type Meter struct {
 	series map[string]map[string]series
 	// held is the weight each target holds, by target.
 	held map[string]*held
+	// rates caches each target's rate, computed from its series; stale lists the targets whose series
+	// changed since (a scrape, or samples leaving the window), whose rate is computed again.
+	rates map[string]cachedRate
+	stale map[string]bool
+}
+
+// cachedRate is a target's rate as of its series' last change.
+type cachedRate struct {
+	perSecond float64
+	measured  bool
 }
 
 // held is a target's weight between two Weighs.
@@ -26,6 +37,8 @@ func NewMeter(settings Settings) *Meter {
 		settings: settings.WithDefaults(),
 		series:   map[string]map[string]series{},
 		held:     map[string]*held{},
+		rates:    map[string]cachedRate{},
+		stale:    map[string]bool{},
 	}
 }
 

@@ -29,6 +29,7 @@ func (m *Meter) Observe(pod string, at time.Time, counts map[string]float64) {
 			continue
 		}
 		pods[pod] = append(s, sample{at: at, count: count})
+		m.stale[target] = true
 	}
 }
 
@@ -41,6 +42,7 @@ func (m *Meter) prune(now time.Time) {
 		for pod, s := range pods {
 			if !s[len(s)-1].at.After(start) {
 				delete(pods, pod)
+				m.stale[target] = true
 				continue
 			}
 			first := 0
@@ -49,12 +51,24 @@ func (m *Meter) prune(now time.Time) {
 			}
 			if first > 0 {
 				pods[pod] = append(s[:0:0], s[first:]...)
+				m.stale[target] = true
 			}
 		}
 		if len(pods) == 0 {
 			delete(m.series, target)
 		}
 	}
+}
+
+// cachedRateOf is rate, computed again only when the target's series changed since it last was.
+func (m *Meter) cachedRateOf(target string) (perSecond float64, ok bool) {
+	c, cached := m.rates[target]
+	if !cached || m.stale[target] {
+		c.perSecond, c.measured = m.rate(target)
+		m.rates[target] = c
+		delete(m.stale, target)
+	}
+	return c.perSecond, c.measured
 }
 
 // rate is the target's responses per second over the window: the increase of all its series over the time

@@ -68,7 +68,7 @@ func (m *Meter) Weigh(now time.Time, targets []Target) Weights {
 	var measured []float64
 	for _, t := range targets {
 		named[t.Name] = true
-		if r, ok := m.rate(t.Name); ok && r > 0 {
+		if r, ok := m.cachedRateOf(t.Name); ok && r > 0 {
 			rates[t.Name] = r
 			measured = append(measured, r)
 		}
@@ -171,6 +171,16 @@ func (m *Meter) forgetAllBut(named map[string]bool) {
 	for target := range m.held {
 		if !named[target] {
 			delete(m.held, target)
+		}
+	}
+	for target := range m.rates {
+		if !named[target] {
+			delete(m.rates, target)
+		}
+	}
+	for target := range m.stale {
+		if !named[target] {
+			delete(m.stale, target)
 		}
 	}
 }
