@@ -45,6 +45,8 @@ type TargetSpec struct {
 const (
 	// WeightSourceDeclared: the weight is the Target's spec.weight.
 	WeightSourceDeclared = "Declared"
+	// WeightSourceMeasured: the weight follows the target's measured response rate (responseRate).
+	WeightSourceMeasured = "Measured"
 )
 
 // TargetClusterState is where and how a target is collected within one Cluster.
@@ -75,9 +77,16 @@ type TargetClusterState struct {
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
 
-	// WeightSource says where weight comes from: Declared (the Target's spec.weight). Absent with weight.
+	// WeightSource says where weight comes from: Declared (the Target's spec.weight) or Measured (it follows
+	// responseRate, once measured, when the Cluster weighs by Measured). Absent with weight.
 	// +optional
 	WeightSource string `json:"weightSource,omitempty"`
+
+	// ResponseRate is the rate of subscribe responses the target's collectors counted, per second, averaged
+	// over the Cluster's measuredWeights.window (for example "12.5"); set while the Cluster weighs by
+	// Measured and the target is measured.
+	// +optional
+	ResponseRate string `json:"responseRate,omitempty"`
 
 	// ConnectionState of the gNMI connection as the collector reports it: IDLE, CONNECTING, READY,
 	// TRANSIENT_FAILURE, SHUTDOWN, or empty when unknown.
@@ -91,7 +100,9 @@ type TargetClusterState struct {
 	Collecting bool `json:"collecting,omitempty"`
 
 	// Message says why the target is not collecting: which subscription stopped and why, why its start
-	// failed, or what a Pending target waits for. Empty while it collects.
+	// failed, or what a Pending target waits for. Empty while it collects, except for a target whose
+	// subscription the collector shows stopped while its response counter keeps rising (a Cluster weighing
+	// by Measured, docs/placement.md): collecting, and the message says so.
 	// +optional
 	Message string `json:"message,omitempty"`
 

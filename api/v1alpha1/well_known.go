@@ -53,6 +53,10 @@ const (
 	// EventTargetsReturned: targets went back to the pod they belong on (status.clusterStates[].lastPod) once
 	// it was ready again, after a restart or a pod unready past the grace period.
 	EventTargetsReturned = "TargetsReturned"
+	// EventWeightsChanged: on a Cluster that weighs by Measured, targets' measured rates stayed outside their
+	// weights' bands for the hysteresis time and their weights followed; the message names them (the first
+	// ten) with their old and new weights and rates.
+	EventWeightsChanged = "WeightsChanged"
 	// EventCapacityExhausted: targets could not be assigned, every pod is at capacity.
 	EventCapacityExhausted = "CapacityExhausted"
 	// EventCapacityRestored: every target is assigned to a pod again.

@@ -60,6 +60,9 @@ type clusterMemory struct {
 	monitorErrLogged string
 	// namesTaken are the Service names the Cluster needs that something else holds, of which it was warned.
 	namesTaken map[string]bool
+	// load is what the Cluster measured of its targets' response rates (measure.go): nil unless it weighs by
+	// Measured.
+	load *measuredLoad
 }
 
 // memoryOf is the Cluster's memory, empty the first time.

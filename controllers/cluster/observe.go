@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -53,6 +54,12 @@ type world struct {
 	// weights is what each selected target weighs in placement, and how the pods fill; the zero value by
 	// count.
 	weights clusterplacement.Weights
+	// responseRates are the measured targets' response rates (per second) on a Cluster that weighs by
+	// Measured (measure.go).
+	responseRates map[string]float64
+	// responsesRising tells whether a target's response counter rose between the last two scrapes of a pod's
+	// collector; nil unless the Cluster weighs by Measured (measure.go).
+	responsesRising func(target string, pod types.UID) bool
 	// apiTLS is the operator's TLS towards the collectors; nil when the Cluster opted out of TLS.
 	apiTLS *credentials.APITLS
 	// fingerprintKey keys the fingerprints of the collectors' configurations (credentials.FingerprintKey).

@@ -77,7 +77,8 @@ type Reconciler struct {
 	remembered
 }
 
-// Reconcile is one pass over a Cluster: observe, place, read what the collectors run, push each one handover
+// Reconcile is one pass over a Cluster: observe, measure (weighing by Measured), place, read what the collectors
+// run, push each one handover
 // step, mark the pods configured, restart failed targets, then report — each step in its own file.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
@@ -113,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureWorkload(ctx, &cluster, world); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.measureWeights(ctx, &cluster, world)
 	plan := r.place(&cluster, world)
 	reachable := pushablePods(world, plan)
 	asked := append(append([]int(nil), reachable...), world.silentPods()...)

@@ -161,6 +161,9 @@ func targetState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan 
 	if w.weights.Weighed() {
 		st.Weight, st.WeightSource = int32(w.weights.Weight(name)), w.weights.Source[name]
 	}
+	if rate, ok := w.responseRates[name]; ok {
+		st.ResponseRate = formatRate(rate)
+	}
 	return st
 }
 
@@ -186,6 +189,14 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 		want.ConnectionState = st.ConnectionState
 		want.Collecting = st.Collecting()
 		want.Message = notCollecting(st)
+		if stale := staleSubscriptions(st); len(stale) > 0 && w.responsesRising != nil &&
+			w.pods[ordinal] != nil && w.responsesRising(name, w.pods[ordinal].UID) {
+			// gNMIc can show a subscription stopped while its data flows (a stale state); its response
+			// counter is the ground truth.
+			want.Collecting = true
+			want.Message = "collecting: its responses keep counting though subscription " + strings.Join(stale, ", ") +
+				" shows " + gnmic.SubscriptionStopped
+		}
 		return want
 	}
 	want.State = operatorv1alpha1.TargetPending
@@ -238,6 +249,23 @@ func notCollecting(st gnmic.TargetStatus) string {
 	return "subscription " + strings.Join(stopped, ", ") + " " + gnmic.SubscriptionStopped + because
 }
 
+// staleSubscriptions are the subscriptions a running target shows stopped while its connection is READY:
+// what a stale state looks like, and also what a device that ended a stream looks like. Only the target's
+// response counter tells them apart. Empty when the target is not in that state.
+func staleSubscriptions(st gnmic.TargetStatus) []string {
+	if st.State != gnmic.StateRunning || st.ConnectionState != gnmic.ConnectionReady {
+		return nil
+	}
+	var stopped []string
+	for sub, state := range st.Subscriptions {
+		if state != gnmic.SubscriptionRunning {
+			stopped = append(stopped, sub)
+		}
+	}
+	sort.Strings(stopped)
+	return stopped
+}
+
 // pendingReason says what a target placed on a pod whose collector does not run it waits for.
 func pendingReason(name string, pp *podPush, rt collector.Runtime) string {
 	switch {
@@ -267,7 +295,8 @@ func cmpOr(s, fallback string) string {
 
 func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 	return a.Pod == b.Pod && a.LastPod == b.LastPod && a.State == b.State && a.ConnectionState == b.ConnectionState &&
-		a.Collecting == b.Collecting && a.Message == b.Message && a.Weight == b.Weight && a.WeightSource == b.WeightSource
+		a.Collecting == b.Collecting && a.Message == b.Message && a.Weight == b.Weight && a.WeightSource == b.WeightSource &&
+		sameRate(a.ResponseRate, b.ResponseRate)
 }
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic

@@ -21,9 +21,12 @@ type Weights struct {
 }
 
 // Weigh reads what the Cluster's selected targets weigh: by count (spec.targetDistribution.weighBy Count or
-// unset) the zero Weights, declared (Declared) each Target's spec.weight.
+// unset) the zero Weights, declared (Declared) each Target's spec.weight. Measured: the weight the Target's
+// status reports as measured for the Cluster, else the declared one; the reconciler then weighs with what it
+// measures now (controllers/cluster/measure.go), and a plan of the live Cluster sees what it placed by.
 func Weigh(c *v1alpha1.Cluster, sel selection.Selection) Weights {
-	if c.Spec.TargetDistribution.WeighBy != v1alpha1.WeighByDeclared {
+	by := c.Spec.TargetDistribution.WeighBy
+	if by != v1alpha1.WeighByDeclared && by != v1alpha1.WeighByMeasured {
 		return Weights{}
 	}
 	w := Weights{Fill: placement.FillByWeight, Of: make(map[string]int, len(sel.Targets)),
@@ -31,6 +34,12 @@ func Weigh(c *v1alpha1.Cluster, sel selection.Selection) Weights {
 	for _, st := range sel.Targets {
 		w.Of[st.Target.Name] = DeclaredWeight(st.Target)
 		w.Source[st.Target.Name] = v1alpha1.WeightSourceDeclared
+		if by != v1alpha1.WeighByMeasured {
+			continue
+		}
+		if rep := st.Target.Status.ClusterStates[c.Name]; rep.WeightSource == v1alpha1.WeightSourceMeasured && rep.Weight > 0 {
+			w.Of[st.Target.Name], w.Source[st.Target.Name] = int(rep.Weight), v1alpha1.WeightSourceMeasured
+		}
 	}
 	return w
 }

@@ -18,5 +18,7 @@
 // per-target runtime state (TargetState: started, failed, connected,
 // collecting), EnableTarget restarts a target the collector gave up on, and
 // WatchTargets follows the Server-Sent Events stream of state changes, which
-// may drop events and is therefore a hint next to polling Targets.
+// may drop events and is therefore a hint next to polling Targets. ResponseCounts
+// reads the collector's per-target response counters from /metrics, the
+// ground truth of what a target costs and of whether it collects.
 package gnmic

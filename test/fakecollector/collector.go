@@ -57,6 +57,8 @@ type Collector struct {
 	// (ServeTunnel, tunnel.go).
 	tunnelDevices map[string]string
 	tunnelServer  *grpc.Server
+	// load is the targets' traffic and the pod's CPU (load.go).
+	load *loadModel
 }
 
 // Option configures a Collector.
@@ -114,6 +116,7 @@ func New(opts ...Option) *Collector {
 		subscribers:   make(map[*subscriber]struct{}),
 		components:    make(map[string]map[string]ComponentState),
 		tunnelDevices: make(map[string]string),
+		load:          newLoadModel(),
 	}
 	for _, opt := range opts {
 		opt(c)

@@ -30,6 +30,15 @@
 // changes are always acted on within the apply. Runtime states are published
 // as Server-Sent Events and as Prometheus gauges.
 //
+// The fake also emulates load (load.go): a target answers at the response rate
+// a test gives it (SetResponseRate; ParetoRates makes a heavy-tailed mix)
+// while it collects, counted per target and subscription in
+// gnmic_targets_subscribe_response_received_count on /metrics as gNMIc counts
+// it; a pod above its response capacity (WithResponseCapacity) drops the
+// excess (gnmic_targets_dropped_subscribe_responses_count) and burns a full
+// core (process_cpu_seconds_total). StaleSubscription shows a subscription
+// stopped while its data keeps counting, as gNMIc sometimes does.
+//
 // Tests drive the fake through its HTTP API and steer it with injection
 // methods (FailStart, DeviceDown, Blackhole, FailApply, FailOutputSetting,
 // SetConnectionState), then inspect it (Targets, ConfiguredTargets,

@@ -61,6 +61,7 @@ func (c *Collector) ClearApplyFailure() {
 func (c *Collector) SetConnectionState(name, state string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.accrue()
 	c.connOverride[name] = state
 	c.refreshConnection(name)
 }
@@ -70,6 +71,7 @@ func (c *Collector) SetConnectionState(name, state string) {
 func (c *Collector) ClearConnectionState(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.accrue()
 	delete(c.connOverride, name)
 	c.refreshConnection(name)
 }
@@ -123,6 +125,7 @@ func (c *Collector) EndSubscription(name, sub, reason string) {
 	if !ok {
 		return
 	}
+	c.accrue()
 	if t.ended == nil {
 		t.ended = map[string]string{}
 	}
@@ -140,6 +143,7 @@ func (c *Collector) ResumeSubscription(name, sub string) {
 	if !ok {
 		return
 	}
+	c.accrue()
 	delete(t.ended, sub)
 	if len(t.ended) == 0 {
 		t.status.FailedReason = ""

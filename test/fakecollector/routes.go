@@ -70,6 +70,7 @@ func (c *Collector) record(next http.Handler) http.Handler {
 			Body:   readableBody(raw, r.Header.Get("Content-Encoding")),
 		}
 		c.mu.Lock()
+		c.accrue() // what flowed until now flowed under the configuration before this request
 		c.requests = lastOf(append(c.requests, req), c.history)
 		c.mu.Unlock()
 		next.ServeHTTP(w, r)

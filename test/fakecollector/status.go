@@ -52,6 +52,7 @@ func (s TargetStatus) Collecting() bool {
 
 // setState moves a target to state and publishes the change.
 func (c *Collector) setState(name string, t *target, state, reason string, subscribed bool) {
+	c.accrue()
 	t.subscribed = subscribed
 	t.status.State = state
 	t.status.FailedReason = reason
@@ -123,6 +124,7 @@ func (c *Collector) refreshSubscriptions() {
 }
 
 func (c *Collector) refreshSubscriptionsOf(name string, t *target) {
+	c.accrue()
 	states := c.subscriptionStates(t, t.subscribed)
 	if reflect.DeepEqual(states, t.status.Subscriptions) {
 		return

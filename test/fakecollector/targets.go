@@ -50,6 +50,7 @@ type started struct {
 // a changed connection field and updates the rest in place (a failed target
 // stays failed).
 func (c *Collector) act(change targetChange) started {
+	c.accrue()
 	if change.config == nil {
 		c.removeTarget(change.name)
 		return started{}
