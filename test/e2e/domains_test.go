@@ -129,6 +129,14 @@ var _ = Describe("Cluster across three failure domains", Ordered, func() {
 		for _, node := range zoneNodes("zone-c", 0) {
 			Expect(cp.DeleteNode(ctx, node.Name)).To(Succeed())
 		}
+		// The harness closes a lost node's collectors when its informer sees the deletion: until then the
+		// lost pods still collect, and the check below would pass at once.
+		Eventually(func(g Gomega) {
+			runs := collectors.Runs(ns)
+			for pod := range lostPods {
+				g.Expect(runs).NotTo(HaveKey(pod), "the collector of %s on a deleted node", pod)
+			}
+		}).WithTimeout(10 * time.Second).WithPolling(10 * time.Millisecond).Should(Succeed())
 		Eventually(func(g Gomega) {
 			c := collectionOf(ns)
 			g.Expect(c.collecting).To(HaveLen(targets))
