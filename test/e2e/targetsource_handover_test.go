@@ -29,7 +29,11 @@ type targetSourceHandoverResult struct {
 	// MinFetchGapSeconds is the shortest time between the starts of two fetches, over the whole run.
 	MinFetchGapSeconds float64 `json:"minFetchGapSeconds"`
 	Removed            int     `json:"devicesRemovedBeforeKill"`
-	Added              int     `json:"devicesAddedAfterKill"`
+	Added              int     `json:"devicesAdded"`
+	// CreatedAtKill of the AddedBeforeKill devices' Targets existed when the leader was killed: it died in the
+	// middle of the sync creating them.
+	AddedBeforeKill int `json:"devicesAddedBeforeKill"`
+	CreatedAtKill   int `json:"targetsCreatedAtKill"`
 	// From the SIGKILL of the leader to the other replica's Lease, its first fetch, and the deletion of the
 	// removed devices' Targets (their last miss).
 	SecondsToLease       float64 `json:"secondsFromKillToLease"`
@@ -50,7 +54,10 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 		interval = 10 * time.Second // the least spec.http.interval takes
 		misses   = 3
 		removed  = 30
-		added    = 30
+		// Devices added: the first addedBeforeKill before the leader is killed in the middle of the sync that
+		// creates their Targets, the others after.
+		addedBeforeKill = 300
+		added           = 330
 		// An interval counts from the end of the last attempt, which status keeps to the second: two fetches of
 		// one replica start at least interval - 1s apart.
 		minGap = interval - time.Second
@@ -148,11 +155,25 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 		markedAt, err := strconv.ParseInt(marked, 10, 64)
 		Expect(err).NotTo(HaveOccurred())
 
-		By("killing the leader " + leader.Pod + " and adding devices")
+		By("adding devices, and killing the leader " + leader.Pod + " once its sync has created the first of their Targets")
+		for id := devices + 1; id <= devices+addedBeforeKill; id++ {
+			inventory.Put(fakenetbox.NewDevice(id))
+		}
+		newTargets := func() int {
+			n := 0
+			for name := range history.Live() {
+				if _, existed := before[name]; !existed {
+					n++
+				}
+			}
+			return n
+		}
+		Eventually(newTargets).WithTimeout(2 * interval).WithPolling(5 * time.Millisecond).Should(BeNumerically(">", 0))
 		pid, err := cp.KillOperatorReplica(ctx, leader.Pod)
 		Expect(err).NotTo(HaveOccurred())
 		killed := time.Now()
-		for id := devices + 1; id <= devices+added; id++ {
+		result.CreatedAtKill = newTargets()
+		for id := devices + addedBeforeKill + 1; id <= devices+added; id++ {
 			inventory.Put(fakenetbox.NewDevice(id))
 		}
 
@@ -238,7 +259,8 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 		Expect(minFetchGap(fetches)).To(BeNumerically(">=", minGap), "two fetches closer than an interval: %v", fetchTimes(fetches))
 		result.SecondsToFirstFetch = firstNew.Sub(killed).Round(100 * time.Millisecond).Seconds()
 		result.MinFetchGapSeconds = minFetchGap(fetches).Round(10 * time.Millisecond).Seconds()
-		result.Removed, result.Added = removed, added
+		result.Removed, result.Added, result.AddedBeforeKill = removed, added, addedBeforeKill
+		Expect(result.CreatedAtKill).To(BeNumerically("<", addedBeforeKill), "the kill must land in the middle of the sync creating them")
 		writeResult("targetsource-handover", result)
 		AddReportEntry("TargetSource handover", fmt.Sprintf("%+v", result))
 	})
