@@ -33,6 +33,9 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 		misses   = 3
 		removed  = 4 // per TargetSource, before the kill
 		added    = 4 // per TargetSource, after it
+		// bulk devices are added to one of the killed replica's TargetSources before the kill, which lands in the
+		// middle of the sync creating their Targets.
+		bulk = 200
 		// An interval counts from the end of the last attempt, which status keeps to the second: two fetches
 		// start at least interval - 1s apart when one replica at a time syncs.
 		minGap = interval - time.Second
@@ -159,11 +162,33 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 			}
 		}).WithTimeout(2*interval + 5*time.Second).Should(Succeed())
 
-		By(fmt.Sprintf("killing %s, which synced %d TargetSources, and adding devices", victim, len(last[victim])))
+		By(fmt.Sprintf("adding devices to %s, and killing %s, which synced %d TargetSources, once its sync has created the first of their Targets",
+			sourceName(last[victim][0]), victim, len(last[victim])))
+		midSync := inventories[last[victim][0]]
+		var bulkNames []string
+		for n := devices + added + 1; n <= devices+added+bulk; n++ {
+			id := deviceID(last[victim][0], n)
+			midSync.Put(fakenetbox.NewDevice(id))
+			bulkNames = append(bulkNames, deviceName(id))
+		}
+		bulkCreated := func() int {
+			live, n := history.Live(), 0
+			for _, name := range bulkNames {
+				if _, ok := live[name]; ok {
+					n++
+				}
+			}
+			return n
+		}
+		Eventually(bulkCreated).WithTimeout(2 * interval).WithPolling(5 * time.Millisecond).Should(BeNumerically(">", 0))
 		_, err = cp.KillOperatorReplica(ctx, victimPod)
 		Expect(err).NotTo(HaveOccurred())
 		killed := time.Now()
+		createdAtKill := bulkCreated()
 		want := map[string]bool{}
+		for _, name := range bulkNames {
+			want[name] = true
+		}
 		for i, s := range inventories {
 			for n := 1; n <= devices+added; n++ {
 				if n > devices {
@@ -238,9 +263,10 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 				takenBy[name] = fetchers(after)
 			}
 		}
+		Expect(createdAtKill).To(BeNumerically("<", bulk), "the kill must land in the middle of the sync creating the bulk")
 		AddReportEntry("sharded TargetSource handover", fmt.Sprintf(
-			"%d TargetSources of %s handed over (fetched after the kill by %v); kill to the last one's first fetch by another process %s; kill to inventories matched %s",
-			len(last[victim]), victim, takenBy, slowest.Round(100*time.Millisecond), converged.Round(100*time.Millisecond)))
+			"killed with %d of %d new Targets created; %d TargetSources of %s handed over (fetched after the kill by %v); kill to the last one's first fetch by another process %s; kill to inventories matched %s",
+			createdAtKill, bulk, len(last[victim]), victim, takenBy, slowest.Round(100*time.Millisecond), converged.Round(100*time.Millisecond)))
 		record("targetsource_sigkill_handover_s", slowest.Seconds())
 		record("targetsource_sigkill_converged_s", converged.Seconds())
 	})
