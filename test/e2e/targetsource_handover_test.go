@@ -94,6 +94,12 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 				Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetNetBox, Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers"}},
 				Sync:    operatorv1alpha1.TargetSync{DeleteAfterMisses: misses},
 			}})).To(Succeed())
+		// The suite's other scenarios share the operator (and measure its load): nothing is left syncing once
+		// the inventories close (cleanups run last first).
+		DeferCleanup(func() {
+			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.TargetSource{}, client.InNamespace(ns))).To(Succeed())
+			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.Target{}, client.InNamespace(ns))).To(Succeed())
+		})
 	})
 
 	It("makes every device a Target, and over several intervals only the leader fetches, once an interval", func() {

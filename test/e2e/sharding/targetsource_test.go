@@ -84,6 +84,12 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 					Sync:    operatorv1alpha1.TargetSync{DeleteAfterMisses: misses},
 				}})).To(Succeed())
 		}
+		// The suite's other scenarios share the operator (and measure its load): nothing is left syncing once
+		// the inventories close (cleanups run last first).
+		DeferCleanup(func() {
+			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.TargetSource{}, client.InNamespace(ns))).To(Succeed())
+			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.Target{}, client.InNamespace(ns))).To(Succeed())
+		})
 	})
 
 	It("syncs each TargetSource on exactly one replica, once an interval, and spreads them over the replicas", func() {
