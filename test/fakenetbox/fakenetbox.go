@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DevicesPath is the path of NetBox's device list.
@@ -41,6 +42,19 @@ type Server struct {
 	etags bool
 	// requests counts the answers by status code.
 	requests map[int]int
+	// log is every request answered, in order; identify names each one's sender (nil: unnamed).
+	log      []Request
+	identify func(*http.Request) string
+}
+
+// Request is one request the server answered.
+type Request struct {
+	At time.Time
+	// Client is who sent it, as the function given to IdentifyClients named it ("" without one).
+	Client string
+	// Offset is the page's offset: 0 is the first page, where every fetch of the list starts.
+	Offset int
+	Status int
 }
 
 // Device is a NetBox device, as much of it as a mapping reads.
@@ -196,6 +210,32 @@ func (s *Server) Requests(status int) int {
 	return s.requests[status]
 }
 
+// IdentifyClients names the sender of every later request with identify, called as the request arrives
+// (its connection still open), for example to tell which process fetched.
+func (s *Server) IdentifyClients(identify func(*http.Request) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.identify = identify
+}
+
+// Log is every request answered so far, in the order they were answered.
+func (s *Server) Log() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// Fetches are the requests for the first page (offset 0), whatever their answer: one per fetch of the list.
+func (s *Server) Fetches() []Request {
+	var fetches []Request
+	for _, r := range s.Log() {
+		if r.Offset == 0 {
+			fetches = append(fetches, r)
+		}
+	}
+	return fetches
+}
+
 // page is NetBox's paginated list.
 type page struct {
 	Count    int       `json:"count"`
@@ -206,9 +246,18 @@ type page struct {
 
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
+	identify := s.identify
+	s.mu.Unlock()
+	var client string
+	if identify != nil {
+		client = identify(req)
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	status, body, etag := s.answer(req)
 	s.requests[status]++
+	_, offset := pageOf(req)
+	s.log = append(s.log, Request{At: time.Now(), Client: client, Offset: offset, Status: status})
 	w.Header().Set("Content-Type", "application/json")
 	if etag != "" {
 		w.Header().Set("ETag", etag)
@@ -231,14 +280,7 @@ func (s *Server) answer(req *http.Request) (int, []byte, string) {
 	if s.failStatus != 0 {
 		return s.failStatus, []byte(`<html><body><h1>Server Error</h1></body></html>`), ""
 	}
-	q := req.URL.Query()
-	limit, offset := 50, 0
-	if v, err := strconv.Atoi(q.Get("limit")); err == nil && v > 0 {
-		limit = min(v, maxPageSize)
-	}
-	if v, err := strconv.Atoi(q.Get("offset")); err == nil && v >= 0 {
-		offset = v
-	}
+	limit, offset := pageOf(req)
 	ids := make([]int, 0, len(s.devices))
 	for id := range s.devices {
 		ids = append(ids, id)
@@ -275,6 +317,20 @@ func (s *Server) answer(req *http.Request) (int, []byte, string) {
 		return http.StatusNotModified, nil, etag
 	}
 	return http.StatusOK, body, etag
+}
+
+// pageOf is the limit and offset a request asks for, as NetBox reads them: 50 and 0 unless given, the
+// limit at most maxPageSize.
+func pageOf(req *http.Request) (limit, offset int) {
+	q := req.URL.Query()
+	limit = 50
+	if v, err := strconv.Atoi(q.Get("limit")); err == nil && v > 0 {
+		limit = min(v, maxPageSize)
+	}
+	if v, err := strconv.Atoi(q.Get("offset")); err == nil && v >= 0 {
+		offset = v
+	}
+	return limit, offset
 }
 
 // pageURL is the absolute URL of another page of the same list, as NetBox writes next and previous.
