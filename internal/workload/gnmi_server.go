@@ -53,7 +53,12 @@ func GNMIClientTLSSecretName(c *v1alpha1.Cluster) string { return c.Name + "-gnm
 // GNMIServerDNSNames are the names the gNMI server's certificate is valid for: its Service's, and every
 // collector pod's through the headless Service (a client may subscribe to one pod).
 func GNMIServerDNSNames(c *v1alpha1.Cluster) []string {
-	svc := GNMIServiceName(c)
+	return serviceAndPodDNSNames(c, GNMIServiceName(c))
+}
+
+// serviceAndPodDNSNames are the names a server's certificate needs when it is reached through the Service
+// svc in the Cluster's namespace, or on one collector pod through the Cluster's headless Service.
+func serviceAndPodDNSNames(c *v1alpha1.Cluster, svc string) []string {
 	pods := fmt.Sprintf("%s.%s.svc", c.Name, c.Namespace)
 	return []string{
 		svc, svc + "." + c.Namespace, svc + "." + c.Namespace + ".svc", svc + "." + c.Namespace + ".svc.cluster.local",

@@ -52,12 +52,7 @@ func TunnelClientTLSSecretName(c *v1alpha1.Cluster) string { return c.Name + "-t
 // collector pod's through the headless Service. A device reaching a LoadBalancer by another name (an IP, an
 // external DNS name) must be told the server name to verify (for example with gNMIc's --tls-server-name).
 func TunnelServerDNSNames(c *v1alpha1.Cluster) []string {
-	svc := TunnelServiceName(c)
-	pods := fmt.Sprintf("%s.%s.svc", c.Name, c.Namespace)
-	return []string{
-		svc, svc + "." + c.Namespace, svc + "." + c.Namespace + ".svc", svc + "." + c.Namespace + ".svc.cluster.local",
-		"*." + pods, "*." + pods + ".cluster.local",
-	}
+	return serviceAndPodDNSNames(c, TunnelServiceName(c))
 }
 
 // tunnelClientAuth is gNMIc's tunnel-server.tls.client-auth for spec.grpcTunnel.clientAuth.
