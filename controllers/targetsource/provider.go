@@ -111,13 +111,7 @@ func httpOptions(ctx context.Context, refs *refReader, spec *operatorv1alpha1.HT
 		o.ServerName, o.InsecureSkipVerify = t.ServerName, t.InsecureSkipVerify
 		if ca := t.CARef; ca != nil {
 			var err error
-			switch {
-			case ca.SecretKeyRef != nil:
-				o.CABundle, err = refs.secretKey(ctx, ca.SecretKeyRef.Name, ca.SecretKeyRef.Key)
-			case ca.ConfigMapKeyRef != nil:
-				o.CABundle, err = refs.configMapKey(ctx, ca.ConfigMapKeyRef.Name, ca.ConfigMapKeyRef.Key)
-			}
-			if err != nil {
+			if o.CABundle, err = refs.caBundle(ctx, ca); err != nil {
 				return o, err
 			}
 		}
@@ -178,6 +172,18 @@ func (r *refReader) configMapKey(ctx context.Context, name, key string) ([]byte,
 		return v, nil
 	}
 	return nil, errRef{fmt.Sprintf("ConfigMap %s has no key %s", name, key)}
+}
+
+// caBundle reads the PEM CA bundle a provider's TLS names, from a Secret's or a ConfigMap's key (nil when the
+// reference names neither, which the CRD refuses).
+func (r *refReader) caBundle(ctx context.Context, ca *operatorv1alpha1.CABundleReference) ([]byte, error) {
+	switch {
+	case ca.SecretKeyRef != nil:
+		return r.secretKey(ctx, ca.SecretKeyRef.Name, ca.SecretKeyRef.Key)
+	case ca.ConfigMapKeyRef != nil:
+		return r.configMapKey(ctx, ca.ConfigMapKeyRef.Name, ca.ConfigMapKeyRef.Key)
+	}
+	return nil, nil
 }
 
 // providers keeps each TargetSource's provider (and what it last returned) between syncs, while its

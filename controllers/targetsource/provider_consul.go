@@ -34,13 +34,7 @@ func consulOptions(ctx context.Context, refs *refReader, spec *operatorv1alpha1.
 		o.ServerName, o.InsecureSkipVerify = t.ServerName, t.InsecureSkipVerify
 		if ca := t.CARef; ca != nil {
 			var err error
-			switch {
-			case ca.SecretKeyRef != nil:
-				o.CABundle, err = refs.secretKey(ctx, ca.SecretKeyRef.Name, ca.SecretKeyRef.Key)
-			case ca.ConfigMapKeyRef != nil:
-				o.CABundle, err = refs.configMapKey(ctx, ca.ConfigMapKeyRef.Name, ca.ConfigMapKeyRef.Key)
-			}
-			if err != nil {
+			if o.CABundle, err = refs.caBundle(ctx, ca); err != nil {
 				return o, err
 			}
 		}
