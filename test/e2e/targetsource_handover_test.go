@@ -115,7 +115,7 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 		leader, err = cp.OperatorLeader(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		steadyFrom := time.Now()
-		Eventually(func() int { return len(fetchesSince(inventory, steadyFrom)) }).
+		Eventually(func() int { return len(inventory.FetchesSince(steadyFrom)) }).
 			WithTimeout(6 * interval).WithPolling(time.Second).Should(BeNumerically(">=", 5))
 		steady := time.Since(steadyFrom)
 
@@ -125,12 +125,12 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 			Expect(f.Client).To(Equal(leaderProcess), "a fetch at %s was not the leader's", f.At.Format(time.StampMilli))
 			Expect(f.Status).To(Equal(200))
 		}
-		Expect(minFetchGap(fetches, "", time.Time{})).To(BeNumerically(">=", minGap), "two fetches closer than an interval: %v", fetchTimes(fetches))
+		Expect(fakenetbox.ShortestFetchGap(fetches, "", time.Time{})).To(BeNumerically(">=", minGap), "two fetches closer than an interval: %v", fakenetbox.FetchLog(fetches))
 		// Every fetch was one sync, counted once.
 		Eventually(func(g Gomega) {
 			g.Expect(source(g).Syncs).To(BeEquivalentTo(len(inventory.Fetches())))
 		}).WithTimeout(interval).Should(Succeed())
-		result.FetchesSteady = len(fetchesSince(inventory, steadyFrom))
+		result.FetchesSteady = len(inventory.FetchesSince(steadyFrom))
 		result.SteadySeconds = steady.Round(100 * time.Millisecond).Seconds()
 		AddReportEntry("fetches in the steady state", fmt.Sprintf("%d fetches in %s, all by %s, the leader; interval %s",
 			result.FetchesSteady, steady.Round(time.Second), leaderProcess, interval))
@@ -265,49 +265,15 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 				firstNew = f.At
 			}
 		}
-		Expect(minFetchGap(fetches, oldProcess, killed)).To(BeNumerically(">=", minGap), "two fetches closer than an interval: %v", fetchTimes(fetches))
+		Expect(fakenetbox.ShortestFetchGap(fetches, oldProcess, killed)).To(BeNumerically(">=", minGap), "two fetches closer than an interval: %v", fakenetbox.FetchLog(fetches))
 		result.SecondsToFirstFetch = firstNew.Sub(killed).Round(100 * time.Millisecond).Seconds()
-		result.MinFetchGapSeconds = minFetchGap(fetches, oldProcess, killed).Round(10 * time.Millisecond).Seconds()
+		result.MinFetchGapSeconds = fakenetbox.ShortestFetchGap(fetches, oldProcess, killed).Round(10 * time.Millisecond).Seconds()
 		result.Removed, result.Added, result.AddedBeforeKill = removed, added, addedBeforeKill
 		Expect(result.CreatedAtKill).To(BeNumerically("<", addedBeforeKill), "the kill must land in the middle of the sync creating them")
 		writeResult("targetsource-handover", result)
 		AddReportEntry("TargetSource handover", fmt.Sprintf("%+v", result))
 	})
 })
-
-// fetchesSince are the inventory's fetches since a time.
-func fetchesSince(s *fakenetbox.Server, since time.Time) []fakenetbox.Request {
-	var out []fakenetbox.Request
-	for _, f := range s.Fetches() {
-		if !f.At.Before(since) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// minFetchGap is the shortest time between the starts of two consecutive fetches (an hour when there are
-// fewer than two), leaving out a fetch of the process killed at killed that a fetch after the kill follows: the
-// sync it started died with it, unwritten, and its successor may sync at once.
-func minFetchGap(fetches []fakenetbox.Request, killedProcess string, killed time.Time) time.Duration {
-	least := time.Hour
-	for i := 1; i < len(fetches); i++ {
-		if fetches[i-1].Client == killedProcess && !fetches[i].At.Before(killed) {
-			continue
-		}
-		least = min(least, fetches[i].At.Sub(fetches[i-1].At))
-	}
-	return least
-}
-
-// fetchTimes are the fetches' times and senders, for a failure's message.
-func fetchTimes(fetches []fakenetbox.Request) []string {
-	var out []string
-	for _, f := range fetches {
-		out = append(out, f.At.Format("15:04:05.000")+" "+f.Client)
-	}
-	return out
-}
 
 // leaderProcessOf names the process of the replica holding the Lease, as the inventory names who fetched.
 func leaderProcessOf(lease harness.LeaderLease) string {

@@ -103,7 +103,7 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 		steadyFrom := time.Now()
 		Eventually(func(g Gomega) {
 			for i, s := range inventories {
-				g.Expect(len(fetchesAfter(s, steadyFrom))).To(BeNumerically(">=", 3), "fetches of %s", sourceName(i))
+				g.Expect(len(s.FetchesSince(steadyFrom))).To(BeNumerically(">=", 3), "fetches of %s", sourceName(i))
 			}
 		}).WithTimeout(5 * interval).WithPolling(time.Second).Should(Succeed())
 
@@ -117,8 +117,8 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 			who := fetchers(fetches)
 			Expect(who).To(HaveLen(1), "%s fetched by %v", sourceName(i), who)
 			Expect(running).To(HaveKey(who[0]), "%s fetched by a process that is not a running replica", sourceName(i))
-			Expect(gapBetweenFetches(fetches, "", time.Time{})).To(BeNumerically(">=", minGap), "%s fetched twice within an interval: %v",
-				sourceName(i), fetchLog(fetches))
+			Expect(fakenetbox.ShortestFetchGap(fetches, "", time.Time{})).To(BeNumerically(">=", minGap), "%s fetched twice within an interval: %v",
+				sourceName(i), fakenetbox.FetchLog(fetches))
 			perReplica[who[0]] = append(perReplica[who[0]], sourceName(i))
 		}
 		Expect(len(perReplica)).To(BeNumerically(">=", 2), "the TargetSources are shared: %v", perReplica)
@@ -257,13 +257,13 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 			Expect(deletingSync).To(Equal(mark+misses-1), "%s: deleted at sync %d, marked at %d", name, deletingSync, mark)
 
 			fetches := s.Fetches()
-			Expect(gapBetweenFetches(fetches, victim, killed)).To(BeNumerically(">=", minGap), "%s fetched twice within an interval: %v",
-				name, fetchLog(fetches))
-			for _, f := range fetchesAfter(s, killed) {
+			Expect(fakenetbox.ShortestFetchGap(fetches, victim, killed)).To(BeNumerically(">=", minGap), "%s fetched twice within an interval: %v",
+				name, fakenetbox.FetchLog(fetches))
+			for _, f := range s.FetchesSince(killed) {
 				Expect(f.Client).NotTo(Equal(victim), "%s fetched by the killed process after the kill", name)
 			}
 			if slices.Contains(last[victim], i) {
-				after := fetchesAfter(s, killed)
+				after := s.FetchesSince(killed)
 				Expect(after).NotTo(BeEmpty(), "%s never fetched after the kill", name)
 				slowest = max(slowest, after[0].At.Sub(killed))
 				takenBy[name] = fetchers(after)
@@ -277,37 +277,3 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 		record("targetsource_sigkill_converged_s", converged.Seconds())
 	})
 })
-
-// fetchesAfter are an inventory's fetches after a time.
-func fetchesAfter(s *fakenetbox.Server, since time.Time) []fakenetbox.Request {
-	var out []fakenetbox.Request
-	for _, f := range s.Fetches() {
-		if f.At.After(since) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// gapBetweenFetches is the shortest time between the starts of two consecutive fetches (an hour when there
-// are fewer than two), leaving out a fetch of the process killed at killed that a fetch after the kill
-// follows: the sync it started died with it, unwritten, and its successor may sync at once.
-func gapBetweenFetches(fetches []fakenetbox.Request, killedProcess string, killed time.Time) time.Duration {
-	least := time.Hour
-	for i := 1; i < len(fetches); i++ {
-		if fetches[i-1].Client == killedProcess && !fetches[i].At.Before(killed) {
-			continue
-		}
-		least = min(least, fetches[i].At.Sub(fetches[i-1].At))
-	}
-	return least
-}
-
-// fetchLog is the fetches' times and senders, for a failure's message.
-func fetchLog(fetches []fakenetbox.Request) []string {
-	var out []string
-	for _, f := range fetches {
-		out = append(out, f.At.Format("15:04:05.000")+" "+f.Client)
-	}
-	return out
-}
