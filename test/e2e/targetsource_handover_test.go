@@ -90,18 +90,10 @@ var _ = Describe("TargetSource synced by one of two replicas, handed over when t
 		DeferCleanup(inventory.Close)
 		inventory.IdentifyClients(cp.OperatorReplicaOfRequest)
 		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: operatorv1alpha1.TargetSourceSpec{
-				HTTP:    &operatorv1alpha1.HTTPInventory{URL: inventory.DevicesURL(100), Interval: &metav1.Duration{Duration: interval}},
-				Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetNetBox, Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers"}},
-				Sync:    operatorv1alpha1.TargetSync{DeleteAfterMisses: misses},
-			}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, harness.NetBoxTargetSource(ns, name, inventory.DevicesURL(100), interval, misses))).To(Succeed())
 		// The suite's other scenarios share the operator (and measure its load): nothing is left syncing once
 		// the inventories close (cleanups run last first).
-		DeferCleanup(func() {
-			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.TargetSource{}, client.InNamespace(ns))).To(Succeed())
-			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.Target{}, client.InNamespace(ns))).To(Succeed())
-		})
+		DeferCleanup(func() { Expect(harness.DeleteTargetSources(ctx, k8sClient, ns)).To(Succeed()) })
 	})
 
 	It("makes every device a Target, and over several intervals only the leader fetches, once an interval", func() {

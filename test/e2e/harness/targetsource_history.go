@@ -215,3 +215,27 @@ func (cp *ControlPlane) OperatorReplicaOfRequest(req *http.Request) string {
 
 // ReplicaProcess names a replica's running process as OperatorReplicaOfRequest does: "pod/pid".
 func ReplicaProcess(r Replica) string { return fmt.Sprintf("%s/%d", r.Pod, r.PID) }
+
+// NetBoxTargetSource is a TargetSource that syncs the NetBox devices list at url every interval with the netbox
+// preset, giving every Target the TargetProfile "routers" and deleting a device's Target after misses syncs.
+func NetBoxTargetSource(namespace, name, url string, interval time.Duration, misses int32) *operatorv1alpha1.TargetSource {
+	return &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: operatorv1alpha1.TargetSourceSpec{
+			HTTP: &operatorv1alpha1.HTTPInventory{URL: url, Interval: &metav1.Duration{Duration: interval}},
+			Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetNetBox,
+				Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers"}},
+			Sync: operatorv1alpha1.TargetSync{DeleteAfterMisses: misses},
+		}}
+}
+
+// DeleteTargetSources deletes every TargetSource of a namespace, then every Target: a scenario's cleanup, so that
+// nothing keeps syncing against an inventory it closed while the suite's other scenarios share the operator.
+func DeleteTargetSources(ctx context.Context, c client.Client, namespace string) error {
+	if err := c.DeleteAllOf(ctx, &operatorv1alpha1.TargetSource{}, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("delete the TargetSources of %s: %w", namespace, err)
+	}
+	if err := c.DeleteAllOf(ctx, &operatorv1alpha1.Target{}, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("delete the Targets of %s: %w", namespace, err)
+	}
+	return nil
+}

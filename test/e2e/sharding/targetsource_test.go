@@ -77,19 +77,11 @@ var _ = Describe("TargetSources shared among sharded replicas", Ordered, func() 
 			}
 			s.IdentifyClients(cp.OperatorReplicaOfRequest)
 			inventories = append(inventories, s)
-			Expect(k8sClient.Create(ctx, &operatorv1alpha1.TargetSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sourceName(i)},
-				Spec: operatorv1alpha1.TargetSourceSpec{
-					HTTP:    &operatorv1alpha1.HTTPInventory{URL: s.DevicesURL(25), Interval: &metav1.Duration{Duration: interval}},
-					Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetNetBox, Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers"}},
-					Sync:    operatorv1alpha1.TargetSync{DeleteAfterMisses: misses},
-				}})).To(Succeed())
+			Expect(k8sClient.Create(ctx, harness.NetBoxTargetSource(ns, sourceName(i), s.DevicesURL(25), interval, misses))).To(Succeed())
 		}
 		// The suite's other scenarios share the operator (and measure its load): nothing is left syncing once
 		// the inventories close (cleanups run last first).
-		DeferCleanup(func() {
-			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.TargetSource{}, client.InNamespace(ns))).To(Succeed())
-			Expect(k8sClient.DeleteAllOf(ctx, &operatorv1alpha1.Target{}, client.InNamespace(ns))).To(Succeed())
-		})
+		DeferCleanup(func() { Expect(harness.DeleteTargetSources(ctx, k8sClient, ns)).To(Succeed()) })
 	})
 
 	It("syncs each TargetSource on exactly one replica, once an interval, and spreads them over the replicas", func() {
