@@ -134,6 +134,25 @@ func startOperator() *operator { return startOperatorPolling(2 * time.Second) }
 // settings changed by configure.
 func startOperatorPolling(poll time.Duration, configure ...func(*cluster.Reconciler)) *operator {
 	mgr := newManager(cfg)
+	counted, writes := countingClient(mgr)
+	r := &cluster.Reconciler{
+		Client:       counted,
+		APIReader:    mgr.GetAPIReader(),
+		Scheme:       scheme,
+		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
+		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
+		PollInterval: poll,
+	}
+	for _, c := range configure {
+		c(r)
+	}
+	op := runOperator(mgr, r)
+	op.writes = writes
+	return op
+}
+
+// countingClient is the manager's cached client, counting every write made through it.
+func countingClient(mgr ctrl.Manager) (client.Client, *writeCounter) {
 	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}, targetStatus: map[string]int64{}}
 	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -161,20 +180,7 @@ func startOperatorPolling(poll time.Duration, configure ...func(*cluster.Reconci
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	})
-	r := &cluster.Reconciler{
-		Client:       counted,
-		APIReader:    mgr.GetAPIReader(),
-		Scheme:       scheme,
-		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
-		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
-		PollInterval: poll,
-	}
-	for _, c := range configure {
-		c(r)
-	}
-	op := runOperator(mgr, r)
-	op.writes = writes
-	return op
+	return counted, writes
 }
 
 // newManager is a manager as the operator builds it, for the API server that restConfig reaches.
