@@ -143,8 +143,8 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 			appliesAfter-applies, startsAfter-starts)
 		c := f.cluster()
 		Expect(c.Status.TargetsCount).To(BeEquivalentTo(targets))
-		Expect(appliesAfter - applies).To(BeZero(), "a restarted operator pushes nothing to collectors that run their configuration")
-		Expect(startsAfter - starts).To(BeZero(), "a restarted operator restarts no target")
+		Expect(appliesAfter-applies).To(BeZero(), "a restarted operator pushes nothing to collectors that run their configuration")
+		Expect(startsAfter-starts).To(BeZero(), "a restarted operator restarts no target")
 	})
 })
 
