@@ -28,22 +28,33 @@ import (
 // gnmic.Config.Validate, which the per-object checks rule out; the caller
 // should then push nothing. Equal inputs give equal configs and equal Hash.
 func PodConfig(sel selection.Selection, onPod []string, conn Connections) (gnmic.Config, []SkipError, error) {
-	b := builder{sel: sel, conn: conn, subscriptions: map[string]subscriptionResult{}}
-	b.addOutputs()
-	b.addInputs()
+	b := newBuilder(sel, conn)
 	names := slices.Clone(onPod)
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
 		b.addTarget(name)
 	}
-	slices.SortStableFunc(b.skips, func(a, b SkipError) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
-	})
+	sortSkips(b.skips)
 	cfg := b.cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		return gnmic.Config{}, b.skips, fmt.Errorf("render pod config: %w", err)
 	}
 	return cfg, b.skips, nil
+}
+
+// newBuilder is a builder with every output and input of sel that renders added.
+func newBuilder(sel selection.Selection, conn Connections) *builder {
+	b := &builder{sel: sel, conn: conn, subscriptions: map[string]subscriptionResult{}, reported: map[string]bool{}}
+	b.addOutputs()
+	b.addInputs()
+	return b
+}
+
+// sortSkips orders skips by kind and name; each object is skipped at most once, so the order is total.
+func sortSkips(skips []SkipError) {
+	slices.SortStableFunc(skips, func(a, b SkipError) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+	})
 }
 
 // builder assembles one pod's Config.
@@ -52,7 +63,10 @@ type builder struct {
 	conn          Connections
 	cfg           gnmic.Config
 	subscriptions map[string]subscriptionResult // rendered on first use
-	skips         []SkipError
+	// reported are the subscriptions whose failure was added to skips: a subscription is reported by the
+	// first target that uses it.
+	reported map[string]bool
+	skips    []SkipError
 }
 
 type subscriptionResult struct {
@@ -123,20 +137,7 @@ func (b *builder) addTarget(name string) {
 		b.skip(selection.KindTarget, name, ErrNotSelected)
 		return
 	}
-	tc, err := renderTarget(st, b.conn)
-	if err != nil {
-		b.skip(selection.KindTarget, name, err)
-		return
-	}
-	subs, err := b.subscriptionsOf(st.Subscriptions)
-	if err == nil {
-		err = b.outputsRendered(st.Outputs)
-	}
-	if err == nil {
-		if verr := targetAlone(tc, subs, b.cfg.Outputs, b.cfg.Processors).Validate(); verr != nil {
-			err = fmt.Errorf("the collector would reject it: %w", verr)
-		}
-	}
+	tc, subs, _, err := b.renderSelected(st)
 	if err != nil {
 		b.skip(selection.KindTarget, name, err)
 		return
@@ -147,26 +148,62 @@ func (b *builder) addTarget(name string) {
 	}
 }
 
+// renderSelected renders a selected target and checks it against the outputs, processors and subscriptions
+// it uses, as the collector would: its configuration, its subscriptions' and the subscriptions it consulted
+// (each failing one is reported once, by the first target that consults it; a target stops at the first
+// that fails).
+func (b *builder) renderSelected(st selection.SelectedTarget) (gnmic.TargetConfig, map[string]gnmic.SubscriptionConfig, []string, error) {
+	tc, err := renderTarget(st, b.conn)
+	if err != nil {
+		return gnmic.TargetConfig{}, nil, nil, err
+	}
+	subs, consulted, err := b.subscriptionsOf(st.Subscriptions)
+	if err == nil {
+		err = b.outputsRendered(st.Outputs)
+	}
+	if err == nil {
+		if verr := targetAlone(tc, subs, b.cfg.Outputs, b.cfg.Processors).Validate(); verr != nil {
+			err = fmt.Errorf("the collector would reject it: %w", verr)
+		}
+	}
+	if err != nil {
+		return gnmic.TargetConfig{}, nil, consulted, err
+	}
+	return tc, subs, consulted, nil
+}
+
 // subscriptionsOf renders the named subscriptions, each once per pod; a
 // subscription that does not render is reported once and fails every target
 // that uses it.
-func (b *builder) subscriptionsOf(names []string) (map[string]gnmic.SubscriptionConfig, error) {
+func (b *builder) subscriptionsOf(names []string) (map[string]gnmic.SubscriptionConfig, []string, error) {
 	out := make(map[string]gnmic.SubscriptionConfig, len(names))
-	for _, name := range names {
-		r, seen := b.subscriptions[name]
-		if !seen {
-			r = b.renderSubscription(name)
-			b.subscriptions[name] = r
-			if r.err != nil {
-				b.skip(selection.KindSubscription, name, r.err)
-			}
-		}
+	for i, name := range names {
+		r := b.subscription(name)
 		if r.err != nil {
-			return nil, fmt.Errorf("subscription %q: %w", name, ErrDependencySkipped)
+			b.reportSubscription(name, r.err)
+			return nil, names[:i+1], fmt.Errorf("subscription %q: %w", name, ErrDependencySkipped)
 		}
 		out[name] = r.config
 	}
-	return out, nil
+	return out, names, nil
+}
+
+// subscription is the named subscription rendered, once per builder.
+func (b *builder) subscription(name string) subscriptionResult {
+	r, seen := b.subscriptions[name]
+	if !seen {
+		r = b.renderSubscription(name)
+		b.subscriptions[name] = r
+	}
+	return r
+}
+
+// reportSubscription skips a subscription that does not render, once.
+func (b *builder) reportSubscription(name string, err error) {
+	if !b.reported[name] {
+		b.reported[name] = true
+		b.skip(selection.KindSubscription, name, err)
+	}
 }
 
 func (b *builder) renderSubscription(name string) subscriptionResult {

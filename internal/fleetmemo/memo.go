@@ -1,0 +1,304 @@
+package fleetmemo
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"hash/maphash"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+	"github.com/gnmic-operator/gnmic-operator/internal/render"
+	"github.com/gnmic-operator/gnmic-operator/internal/selection"
+)
+
+// Memo is what one Cluster's reconciles remember of the work each selected target costs: its rendered and
+// validated configuration, and each pod's configuration cut from the fleet's. Its one invalidation rule: a
+// remembered result is used only while everything it was computed from is what it was, compared by
+// what identifies each part:
+//   - a target by its UID and metadata.generation (which moves with every spec change, and not with
+//     status writes), and its selection by content (subscriptions, outputs, pipeline labels);
+//   - its TargetProfile and the Secrets that profile names by content (a digest per profile per reconcile);
+//   - what every target is checked against (outputs, processors, subscriptions) by content (render.Shared);
+//   - a pod's configuration by the results it is cut from and the fleet's shared part.
+//
+// The zero Memo is empty and ready. A Memo is not safe for concurrent use: one Cluster's reconciles never
+// overlap.
+type Memo struct {
+	// pass counts Render calls; an entry not seen by the current pass is a target no longer selected.
+	pass uint64
+	// version numbers results: a new result gets the next one, so that a pod's key changes with any of
+	// its targets.
+	version uint64
+	shared  *render.Shared
+	// sharedVersion moves when shared renders targets differently from the one before.
+	sharedVersion uint64
+	targets       map[string]*targetEntry
+	// rendered holds the configuration of every target that renders, failed the skips of those that do
+	// not; subscriptions counts, per subscription, the targets that render and use it, consulted the targets
+	// that consulted it.
+	rendered      map[string]gnmic.TargetConfig
+	failed        map[string]render.SkipError
+	subscriptions map[string]int
+	consulted     map[string]int
+	// profiles are this pass's digests of the TargetProfiles with their Secrets, made on first use.
+	profiles     map[string]string
+	profilesPass uint64
+
+	// seed hashes names into pod keys; pods remembers each pod's last cut; restDigest is the digest of the
+	// non-target part of the configuration pods were last cut from.
+	seed  maphash.Seed
+	pods  map[int]podEntry
+	rests map[uint64]string
+}
+
+// targetEntry is one target's result with what it was computed from.
+type targetEntry struct {
+	uid           types.UID
+	generation    int64
+	subscriptions []string
+	outputs       []string
+	labels        map[string]string
+	profile       string
+	profileDigest string
+	sharedVersion uint64
+
+	result  render.TargetResult
+	version uint64
+	seen    uint64
+}
+
+// matches tells whether the entry was computed from what st and its profile are now.
+func (e *targetEntry) matches(st selection.SelectedTarget, profileDigest string, sharedVersion uint64) bool {
+	t := st.Target
+	return e.uid == t.UID && e.generation == t.Generation && e.profile == t.Spec.Profile &&
+		e.profileDigest == profileDigest && e.sharedVersion == sharedVersion &&
+		slices.Equal(e.subscriptions, st.Subscriptions) && slices.Equal(e.outputs, st.Outputs) && maps.Equal(e.labels, st.Labels)
+}
+
+// Render is render.PodConfig(sel, sel.TargetNames(), conn), rendering only the targets whose result cannot
+// be reused. The configuration's Targets map belongs to the Memo: it is valid until the next Render, and
+// nobody may change it.
+func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.Config, []render.SkipError, error) {
+	if m.targets == nil {
+		m.targets = map[string]*targetEntry{}
+		m.rendered = map[string]gnmic.TargetConfig{}
+		m.failed = map[string]render.SkipError{}
+		m.subscriptions = map[string]int{}
+		m.consulted = map[string]int{}
+		m.seed = maphash.MakeSeed()
+	}
+	m.pass++
+	shared := render.NewShared(sel, conn)
+	if !shared.Equal(m.shared) {
+		m.sharedVersion++
+	}
+	m.shared = shared
+	for _, st := range sel.Targets {
+		name := st.Target.Name
+		digest := m.profileDigest(st.Target.Spec.Profile, conn)
+		e := m.targets[name]
+		if e == nil || !e.matches(st, digest, m.sharedVersion) {
+			m.drop(name, e)
+			m.version++
+			e = &targetEntry{uid: st.Target.UID, generation: st.Target.Generation, subscriptions: slices.Clone(st.Subscriptions),
+				outputs: slices.Clone(st.Outputs), labels: maps.Clone(st.Labels), profile: st.Target.Spec.Profile,
+				profileDigest: digest, sharedVersion: m.sharedVersion, result: shared.Target(st), version: m.version}
+			m.keep(name, e)
+		}
+		e.seen = m.pass
+	}
+	for name, e := range m.targets {
+		if e.seen != m.pass {
+			m.drop(name, e)
+		}
+	}
+	return m.assemble()
+}
+
+// keep records a new entry.
+func (m *Memo) keep(name string, e *targetEntry) {
+	m.targets[name] = e
+	for _, sub := range e.result.Consulted {
+		m.consulted[sub]++
+	}
+	if e.result.Err != nil {
+		m.failed[name] = render.SkipError{Kind: selection.KindTarget, Name: name, Err: e.result.Err}
+		return
+	}
+	m.rendered[name] = e.result.Config
+	for _, sub := range e.subscriptions {
+		m.subscriptions[sub]++
+	}
+}
+
+// drop forgets an entry (nil: none).
+func (m *Memo) drop(name string, e *targetEntry) {
+	if e == nil {
+		return
+	}
+	delete(m.targets, name)
+	for _, sub := range e.result.Consulted {
+		if m.consulted[sub]--; m.consulted[sub] == 0 {
+			delete(m.consulted, sub)
+		}
+	}
+	if e.result.Err != nil {
+		delete(m.failed, name)
+		return
+	}
+	delete(m.rendered, name)
+	for _, sub := range e.subscriptions {
+		if m.subscriptions[sub]--; m.subscriptions[sub] == 0 {
+			delete(m.subscriptions, sub)
+		}
+	}
+}
+
+// assemble is the fleet's configuration from the entries.
+func (m *Memo) assemble() (gnmic.Config, []render.SkipError, error) {
+	failed := make([]render.SkipError, 0, len(m.failed))
+	for _, skip := range m.failed {
+		failed = append(failed, skip)
+	}
+	return m.shared.Assemble(m.rendered, slices.Sorted(maps.Keys(m.subscriptions)), failed,
+		func(sub string) bool { return m.consulted[sub] > 0 })
+}
+
+// profileDigest identifies what a target's rendering reads of its profile: the TargetProfile's spec, the
+// Secrets it names and whether the Cluster's target TLS Secret could hold its TLS Secret. Made once per pass.
+func (m *Memo) profileDigest(name string, conn render.Connections) string {
+	if m.profilesPass != m.pass {
+		m.profiles, m.profilesPass = map[string]string{}, m.pass
+	}
+	if d, ok := m.profiles[name]; ok {
+		return d
+	}
+	h := sha256.New()
+	if p := conn.Profiles[name]; p != nil {
+		writeJSON(h, p.Spec)
+		for _, ref := range profileSecrets(p) {
+			data, found := conn.Secrets[ref]
+			writeJSON(h, struct {
+				Name    string
+				Found   bool
+				Data    map[string][]byte
+				Omitted string
+			}{ref, found, data, errorText(conn.TLSOmitted[ref])})
+		}
+	}
+	d := string(h.Sum(nil))
+	m.profiles[name] = d
+	return d
+}
+
+// profileSecrets are the Secrets a profile names.
+func profileSecrets(p *v1alpha1.TargetProfile) []string {
+	out := []string{p.Spec.CredentialsRef}
+	if p.Spec.TLS != nil {
+		out = append(out, p.Spec.TLS.SecretRef)
+	}
+	return out
+}
+
+func writeJSON(h interface{ Write([]byte) (int, error) }, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(err.Error())
+	}
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	_, _ = h.Write(n[:])
+	_, _ = h.Write(b)
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// PodKey identifies a pod's cut of the fleet's configuration: equal keys, equal cuts.
+type PodKey struct {
+	rest     string
+	sum, xor uint64
+	n        int
+}
+
+// podEntry is a pod's last cut.
+type podEntry struct {
+	key PodKey
+	cfg gnmic.Config
+}
+
+// Subset is render.Subset(full, names) for the pod with this ordinal, and the cut's key. The cut is remembered
+// per pod and given again while the names, their targets' results and the non-target part of full are what
+// they were. full is the configuration Render gave, with what the caller added to its non-target part
+// (tunnel-target-matches), the same for every call until the next Render. The cut is shared: nobody may
+// change it.
+func (m *Memo) Subset(ordinal int, full gnmic.Config, names []string) (gnmic.Config, PodKey) {
+	key := m.podKey(full, names)
+	if e, ok := m.pods[ordinal]; ok && e.key == key {
+		return e.cfg, key
+	}
+	cfg := render.Subset(full, names)
+	if m.pods == nil {
+		m.pods = map[int]podEntry{}
+	}
+	m.pods[ordinal] = podEntry{key: key, cfg: cfg}
+	return cfg, key
+}
+
+// ForgetPods drops the cuts of the pods not in keep.
+func (m *Memo) ForgetPods(keep func(ordinal int) bool) {
+	for ordinal := range m.pods {
+		if !keep(ordinal) {
+			delete(m.pods, ordinal)
+		}
+	}
+}
+
+// podKey hashes the names with their results' versions (in any order) and the non-target part of full.
+func (m *Memo) podKey(full gnmic.Config, names []string) PodKey {
+	key := PodKey{rest: m.restDigest(full), n: len(names)}
+	for _, name := range names {
+		var version uint64
+		if e := m.targets[name]; e != nil && e.result.Err == nil {
+			if _, ok := full.Targets[name]; ok {
+				version = e.version
+			}
+		}
+		h := mix(maphash.String(m.seed, name) ^ mix(version+0x9e3779b97f4a7c15))
+		key.sum += h
+		key.xor ^= mix(h)
+	}
+	return key
+}
+
+// restDigest is the digest of full's subscriptions, outputs, inputs, processors and tunnel-target-matches,
+// made once per Render.
+func (m *Memo) restDigest(full gnmic.Config) string {
+	if d, ok := m.rests[m.pass]; ok {
+		return d
+	}
+	h := sha256.New()
+	writeJSON(h, gnmic.Config{Subscriptions: full.Subscriptions, Outputs: full.Outputs, Inputs: full.Inputs,
+		Processors: full.Processors, TunnelTargetMatches: full.TunnelTargetMatches})
+	d := string(h.Sum(nil))
+	m.rests = map[uint64]string{m.pass: d}
+	return d
+}
+
+// mix is SplitMix64's finalizer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
