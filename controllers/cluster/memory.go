@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmemo"
 	"github.com/gnmic-operator/gnmic-operator/internal/handover"
 )
 
@@ -60,6 +61,12 @@ type clusterMemory struct {
 	monitorErrLogged string
 	// namesTaken are the Service names the Cluster needs that something else holds, of which it was warned.
 	namesTaken map[string]bool
+	// fleet remembers each selected target's rendered configuration and each pod's cut of the fleet's
+	// (fleetmemo.Memo has its rule).
+	fleet fleetmemo.Memo
+	// placed is the last placement and what it was computed from: a reconcile whose placement reads the
+	// same places nothing again (place.go).
+	placed *placedFleet
 	// load is what the Cluster measured of its targets' response rates (measure.go): nil unless it weighs by
 	// Measured.
 	load *measuredLoad

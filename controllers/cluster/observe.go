@@ -213,7 +213,8 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	}
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
-	w.rendered, w.skips, w.renderErr = render.PodConfig(w.selection, w.selection.TargetNames(), w.conn)
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	w.rendered, w.skips, w.renderErr = memory.fleet.Render(w.selection, w.conn)
 	addTunnelTargetMatches(ctx, w, tunnel, subs.Items)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {

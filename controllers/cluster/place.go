@@ -74,7 +74,7 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 
 	plan := placementPlan{availability: avail, onPod: map[int][]string{}, grace: grace}
 	plan.refusing = r.refusingPods(memory, w, avail.Ready, grace)
-	placed := clusterplacement.Place(clusterplacement.Fleet{
+	fleet := clusterplacement.Fleet{
 		PodCapacity: clusterplacement.PodCapacity(cluster),
 		Desired:     w.desired,
 		Ready:       withoutRefusing(avail.Ready, plan.refusing),
@@ -84,7 +84,12 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 		Current:     w.current,
 		Last:        w.last,
 		Weights:     w.weights,
-	})
+	}
+	// A steady fleet is placed as it was: placement is pure, and nothing it reads changed.
+	if memory.placed == nil || !memory.placed.fleet.Equal(fleet) {
+		memory.placed = &placedFleet{fleet: fleet, plan: clusterplacement.Place(fleet)}
+	}
+	placed := memory.placed.plan
 	plan.result, plan.held, plan.last = placed.Result, placed.Held, placed.Last
 	for name, o := range plan.result.Assignments {
 		plan.onPod[o] = append(plan.onPod[o], name)
@@ -129,4 +134,10 @@ func podCondition(pod *corev1.Pod, kind corev1.PodConditionType) *corev1.PodCond
 		}
 	}
 	return nil
+}
+
+// placedFleet is the last placement of a Cluster's fleet and what it was computed from.
+type placedFleet struct {
+	fleet clusterplacement.Fleet
+	plan  clusterplacement.Plan
 }

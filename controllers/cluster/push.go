@@ -15,6 +15,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmemo"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmetrics"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/handover"
@@ -101,6 +102,10 @@ type podConfigs struct {
 	// (sentNames), after an operator restart.
 	sent      *gnmic.Config
 	sentNames []string
+	// key identifies rendered (fleetmemo.Memo.Subset); sentID identifies sent: the fingerprint of what the
+	// collector acknowledged, "unknown" when sent is nil and "nothing" for a collector that holds nothing.
+	key    fleetmemo.PodKey
+	sentID string
 }
 
 // push moves every pod the operator pushes to one handover step towards the placement: each collector gets
@@ -108,6 +113,8 @@ type podConfigs struct {
 // only once its old collector no longer holds it (see internal/handover).
 func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, plan placementPlan,
 	runtimes collectorRuntimes, ordinals []int) pushResults {
+	key := client.ObjectKeyFromObject(cluster)
+	memory := r.memoryOf(key)
 	results := pushResults{pods: r.collectorStatuses(cluster, w), skipped: w.skips}
 	configs := map[int]podConfigs{}
 	in := handover.Input{BatchSize: r.BatchSize, DropTimeout: r.DropTimeout, RepairAfter: r.RepairAfter, Now: r.now(),
@@ -115,7 +122,7 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 	for _, ordinal := range ordinals {
 		pp := results.pods[ordinal]
 		pp.considered = true
-		pc, err := r.podConfigs(w, pp, plan.onPod[ordinal], runtimes[ordinal])
+		pc, err := r.podConfigs(w, &memory.fleet, ordinal, pp, plan.onPod[ordinal], runtimes[ordinal])
 		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].Known}
 		for name := range runtimes[ordinal].Targets {
 			c.Running = append(c.Running, name)
@@ -129,13 +136,15 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 			pp.status.Error = err.Error()
 			c.Desired = pc.sentNames
 		} else {
-			c.Desired, c.Changed = desiredAndChanged(plan.onPod[ordinal], pc)
+			key := fleetmemo.ChangesKey{Pod: pc.key, OnPod: memory.fleet.Names(plan.onPod[ordinal]), Sent: pc.sentID,
+				SentNames: memory.fleet.Names(pc.sentNames)}
+			c.Desired, c.Changed = memory.fleet.Changes(ordinal, key, func() (desired, changed []string) {
+				return desiredAndChanged(plan.onPod[ordinal], pc)
+			})
 		}
 		configs[ordinal] = pc
 		in.Collectors = append(in.Collectors, c)
 	}
-	key := client.ObjectKeyFromObject(cluster)
-	memory := r.memoryOf(key)
 	results.decision = handover.Decide(in, memory.handover)
 	memory.handover = results.decision.Memory
 
@@ -143,9 +152,10 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 		pp := results.pods[step.Ordinal]
 		pp.step = step
 		if pp.err == nil {
-			r.applyStep(ctx, cluster, w, pp, configs[step.Ordinal])
+			r.applyStep(ctx, cluster, w, &memory.fleet, pp, configs[step.Ordinal])
 		}
 	}
+	memory.fleet.ForgetPods(func(ordinal int) bool { return w.pods[ordinal] != nil })
 	r.classifyRejections(w, results)
 	r.trackRefusals(key, memory, plan, results)
 	r.judgeSharedPart(w, memory, results)
@@ -175,31 +185,31 @@ func (r *Reconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster, w *wor
 // configuration, and finds what its collector acknowledged: from the ledger; after an operator restart from
 // Cluster status (when it acknowledged exactly the configuration now desired) or from what the collector
 // runs; nothing for a new pod or a restarted container, which hold only their bootstrap configuration.
-func (r *Reconciler) podConfigs(w *world, pp *podPush, desired []string, rt collector.Runtime) (podConfigs, error) {
+func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp *podPush, desired []string, rt collector.Runtime) (podConfigs, error) {
 	var pc podConfigs
 	prior, fromStatus := []string(nil), false
 	if e, ok := r.ledger.Acknowledged(pp.pod); ok {
-		pc.sent = &e.Config
+		pc.sent, pc.sentID = &e.Config, e.Hash
 		prior = e.Config.TargetNames()
 	} else if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == workload.CollectorRestarts(pp.pod) && pp.status.ConfigHash != "" {
-		fromStatus = true
+		fromStatus, pc.sentID = true, "unknown"
 		for name := range rt.Targets {
 			prior = append(prior, name)
 		}
 	} else {
-		pc.sent = &gnmic.Config{}
+		pc.sent, pc.sentID = &gnmic.Config{}, "nothing"
 	}
 	pc.sentNames = prior
 	if w.renderErr != nil {
 		return pc, fmt.Errorf("render configuration: %w", w.renderErr)
 	}
-	pc.rendered = render.Subset(w.rendered, append(append([]string(nil), desired...), prior...))
+	pc.rendered, pc.key = fleet.Subset(ordinal, w.rendered, append(append([]string(nil), desired...), prior...))
 	if fromStatus {
 		// Restarted operator: the pod acknowledged a configuration whose fingerprint status kept. When it is exactly
 		// the desired one, the pod holds its desired targets as they are now rendered.
 		final := render.Subset(w.rendered, desired)
 		if hash, err := w.fingerprint(final); err == nil && hash == pp.status.ConfigHash {
-			pc.sent, pc.sentNames = &final, final.TargetNames()
+			pc.sent, pc.sentNames, pc.sentID = &final, final.TargetNames(), hash
 			r.ledger.Record(pp.pod, final, hash)
 		}
 	}
@@ -228,10 +238,14 @@ func desiredAndChanged(onPod []string, pc podConfigs) (desired, changed []string
 
 // applyStep sends the pod the configuration of its handover step, unless its collector acknowledged exactly
 // that configuration already.
-func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, pp *podPush, pc podConfigs) {
+func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, fleet *fleetmemo.Memo, pp *podPush, pc podConfigs) {
 	logger := log.FromContext(ctx).WithValues("pod", pp.pod.Name)
-	cfg := stepConfig(pc, pp.step)
-	hash, err := w.fingerprint(cfg)
+	key := fleetmemo.StepKey{Pod: pc.key, Sent: pc.sentID, Send: fleet.Names(pp.step.Send), Update: fleet.Names(pp.step.Update)}
+	cfg, hash, err := fleet.Step(pp.step.Ordinal, key, func() (gnmic.Config, string, error) {
+		cfg := stepConfig(pc, pp.step)
+		hash, err := w.fingerprint(cfg)
+		return cfg, hash, err
+	})
 	if err != nil {
 		pp.err = fmt.Errorf("fingerprint configuration: %w", err)
 		pp.status.Error = pp.err.Error()

@@ -70,16 +70,17 @@ func addTunnelTargetMatches(ctx context.Context, w *world, policies []*operatorv
 	if len(tunnel.TunnelTargetMatches) == 0 {
 		return
 	}
-	cfg := w.rendered
-	cfg.TunnelTargetMatches = tunnel.TunnelTargetMatches
-	cfg.Subscriptions = map[string]gnmic.SubscriptionConfig{}
+	// The targets are in their Normalize form already, and their map is the fleet memory's: only what is added
+	// is normalized, into new maps.
+	rest := gnmic.Config{TunnelTargetMatches: tunnel.TunnelTargetMatches, Subscriptions: map[string]gnmic.SubscriptionConfig{}}
 	for name, s := range w.rendered.Subscriptions {
-		cfg.Subscriptions[name] = s
+		rest.Subscriptions[name] = s
 	}
 	for name, s := range tunnel.Subscriptions {
-		cfg.Subscriptions[name] = s
+		rest.Subscriptions[name] = s
 	}
-	w.rendered = cfg.Normalize()
+	rest = rest.Normalize()
+	w.rendered.TunnelTargetMatches, w.rendered.Subscriptions = rest.TunnelTargetMatches, rest.Subscriptions
 }
 
 // tunnelSecrets are the Secrets the policies' profiles reference (credentials and TLS), and the TLS ones alone.

@@ -1,6 +1,9 @@
 package clusterplacement
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/balance"
 	"github.com/gnmic-operator/gnmic-operator/internal/domains"
@@ -170,4 +173,12 @@ func SettledOrdinals(c *v1alpha1.Cluster) ([]int, error) {
 		return nil, err
 	}
 	return split.Slots(), nil
+}
+
+// Equal tells whether placing f gives what placing o gives: everything Place reads is the same.
+func (f Fleet) Equal(o Fleet) bool {
+	return f.PodCapacity == o.PodCapacity && slices.Equal(f.Desired, o.Desired) && slices.Equal(f.Ready, o.Ready) &&
+		slices.Equal(f.Holding, o.Holding) && f.Weights.Fill == o.Weights.Fill &&
+		slices.Equal(f.Placeable, o.Placeable) && slices.Equal(f.Skipped, o.Skipped) &&
+		maps.Equal(f.Current, o.Current) && maps.Equal(f.Last, o.Last) && maps.Equal(f.Weights.Of, o.Weights.Of)
 }

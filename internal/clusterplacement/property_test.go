@@ -2,7 +2,9 @@ package clusterplacement
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -97,4 +99,53 @@ func TestPlacePropertiesOfRandomFleets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEqualFleetsPlaceAlike: a fleet equal to another places exactly as it does (so a reconcile may keep the
+// last placement of an equal fleet), and a change to anything Place reads makes the fleets unequal.
+func TestEqualFleetsPlaceAlike(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 3))
+	changes := []func(*Fleet){
+		func(f *Fleet) { f.PodCapacity++ },
+		func(f *Fleet) { f.Desired = append(f.Desired, 99) },
+		func(f *Fleet) { f.Ready = append(f.Ready, 98) },
+		func(f *Fleet) { f.Holding = append(f.Holding, 97) },
+		func(f *Fleet) { f.Placeable = append(f.Placeable, "new") },
+		func(f *Fleet) { f.Skipped = append(f.Skipped, "new") },
+		func(f *Fleet) { f.Current["new"] = 1 },
+		func(f *Fleet) { f.Last["new"] = 1 },
+		func(f *Fleet) { f.Weights.Of = map[string]int{"t0": 3} },
+		func(f *Fleet) { f.Weights.Fill++ },
+	}
+	for i := range 300 {
+		f := randomFleet(r)
+		g := copyFleet(f)
+		if !f.Equal(g) {
+			t.Fatalf("fleet %d is not equal to its copy", i)
+		}
+		if a, b := Place(f), Place(g); !reflect.DeepEqual(a, b) {
+			t.Fatalf("fleet %d: equal fleets placed differently:\n%+v\n%+v", i, a, b)
+		}
+		for j, change := range changes {
+			h := copyFleet(f)
+			change(&h)
+			if f.Equal(h) {
+				t.Fatalf("fleet %d: change %d left the fleets equal", i, j)
+			}
+		}
+	}
+}
+
+func copyFleet(f Fleet) Fleet {
+	g := f
+	g.Desired, g.Ready, g.Holding = slices.Clone(f.Desired), slices.Clone(f.Ready), slices.Clone(f.Holding)
+	g.Placeable, g.Skipped = slices.Clone(f.Placeable), slices.Clone(f.Skipped)
+	g.Current, g.Last, g.Weights.Of = maps.Clone(f.Current), maps.Clone(f.Last), maps.Clone(f.Weights.Of)
+	if g.Current == nil {
+		g.Current = map[string]int{}
+	}
+	if g.Last == nil {
+		g.Last = map[string]int{}
+	}
+	return g
 }

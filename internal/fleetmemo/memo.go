@@ -52,7 +52,7 @@ type Memo struct {
 	// seed hashes names into pod keys; pods remembers each pod's last cut; restDigest is the digest of the
 	// non-target part of the configuration pods were last cut from.
 	seed  maphash.Seed
-	pods  map[int]podEntry
+	pods  map[int]*podEntry
 	rests map[uint64]string
 }
 
@@ -84,14 +84,7 @@ func (e *targetEntry) matches(st selection.SelectedTarget, profileDigest string,
 // be reused. The configuration's Targets map belongs to the Memo: it is valid until the next Render, and
 // nobody may change it.
 func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.Config, []render.SkipError, error) {
-	if m.targets == nil {
-		m.targets = map[string]*targetEntry{}
-		m.rendered = map[string]gnmic.TargetConfig{}
-		m.failed = map[string]render.SkipError{}
-		m.subscriptions = map[string]int{}
-		m.consulted = map[string]int{}
-		m.seed = maphash.MakeSeed()
-	}
+	m.init()
 	m.pass++
 	shared := render.NewShared(sel, conn)
 	if !shared.Equal(m.shared) {
@@ -118,6 +111,20 @@ func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.C
 		}
 	}
 	return m.assemble()
+}
+
+// init makes the maps of an empty Memo.
+func (m *Memo) init() {
+	if m.targets != nil {
+		return
+	}
+	m.targets = map[string]*targetEntry{}
+	m.rendered = map[string]gnmic.TargetConfig{}
+	m.failed = map[string]render.SkipError{}
+	m.subscriptions = map[string]int{}
+	m.consulted = map[string]int{}
+	m.pods = map[int]*podEntry{}
+	m.seed = maphash.MakeSeed()
 }
 
 // keep records a new entry.
@@ -230,10 +237,80 @@ type PodKey struct {
 	n        int
 }
 
-// podEntry is a pod's last cut.
+// podEntry is a pod's last cut, and what was last made of it.
 type podEntry struct {
 	key PodKey
 	cfg gnmic.Config
+
+	hasChanges bool
+	changes    ChangesKey
+	desired    []string
+	changed    []string
+	step       StepKey
+	stepConfig gnmic.Config
+	stepHash   string
+}
+
+// NamesKey identifies a list of names, in any order.
+type NamesKey struct {
+	sum, xor uint64
+	n        int
+}
+
+// Names is the key of names.
+func (m *Memo) Names(names []string) NamesKey {
+	m.init()
+	k := NamesKey{n: len(names)}
+	for _, name := range names {
+		h := mix(maphash.String(m.seed, name))
+		k.sum += h
+		k.xor ^= mix(h ^ 0x9e3779b97f4a7c15)
+	}
+	return k
+}
+
+// ChangesKey identifies what a pod's desired and changed targets are made of: its cut, the targets placed
+// on it, and what its collector acknowledged (Sent names the configuration, SentNames its targets).
+type ChangesKey struct {
+	Pod       PodKey
+	OnPod     NamesKey
+	Sent      string
+	SentNames NamesKey
+}
+
+// Changes is make() for the pod, remembered while the key is the same.
+func (m *Memo) Changes(ordinal int, key ChangesKey, make func() (desired, changed []string)) (desired, changed []string) {
+	e := m.pods[ordinal]
+	if e != nil && e.hasChanges && e.changes == key {
+		return e.desired, e.changed
+	}
+	desired, changed = make()
+	if e != nil && e.key == key.Pod {
+		e.hasChanges, e.changes, e.desired, e.changed = true, key, desired, changed
+	}
+	return desired, changed
+}
+
+// StepKey identifies what the configuration of a pod's handover step is made of: its cut, what its collector
+// acknowledged, and the step's targets (those sent, and those updated).
+type StepKey struct {
+	Pod          PodKey
+	Sent         string
+	Send, Update NamesKey
+}
+
+// Step is make() for the pod: the step's configuration and its fingerprint, remembered while the key is the
+// same. A failed make is not remembered.
+func (m *Memo) Step(ordinal int, key StepKey, make func() (gnmic.Config, string, error)) (gnmic.Config, string, error) {
+	e := m.pods[ordinal]
+	if e != nil && e.stepHash != "" && e.step == key {
+		return e.stepConfig, e.stepHash, nil
+	}
+	cfg, hash, err := make()
+	if err == nil && e != nil && e.key == key.Pod {
+		e.step, e.stepConfig, e.stepHash = key, cfg, hash
+	}
+	return cfg, hash, err
 }
 
 // Subset is render.Subset(full, names) for the pod with this ordinal, and the cut's key. The cut is remembered
@@ -247,10 +324,7 @@ func (m *Memo) Subset(ordinal int, full gnmic.Config, names []string) (gnmic.Con
 		return e.cfg, key
 	}
 	cfg := render.Subset(full, names)
-	if m.pods == nil {
-		m.pods = map[int]podEntry{}
-	}
-	m.pods[ordinal] = podEntry{key: key, cfg: cfg}
+	m.pods[ordinal] = &podEntry{key: key, cfg: cfg}
 	return cfg, key
 }
 
@@ -265,6 +339,7 @@ func (m *Memo) ForgetPods(keep func(ordinal int) bool) {
 
 // podKey hashes the names with their results' versions (in any order) and the non-target part of full.
 func (m *Memo) podKey(full gnmic.Config, names []string) PodKey {
+	m.init()
 	key := PodKey{rest: m.restDigest(full), n: len(names)}
 	for _, name := range names {
 		var version uint64
