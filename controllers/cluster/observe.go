@@ -74,6 +74,21 @@ type world struct {
 	skippedByTarget map[string]render.SkipError
 	// published is what ensureWorkload did of the prometheus outputs' ServiceMonitors (scrape.go).
 	published published
+	// podNames are the names of the Cluster's pods by ordinal, as podName made them.
+	podNames map[int]string
+}
+
+// podName is workload.PodName, made once per ordinal: every target's status names its pod.
+func (w *world) podName(cluster *operatorv1alpha1.Cluster, ordinal int) string {
+	if name, ok := w.podNames[ordinal]; ok {
+		return name
+	}
+	if w.podNames == nil {
+		w.podNames = map[int]string{}
+	}
+	name := workload.PodName(cluster, ordinal)
+	w.podNames[ordinal] = name
+	return name
 }
 
 // isDesired tells whether the pod with this ordinal is one the Cluster should run.

@@ -17,7 +17,6 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
-	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
 // writeTargetStatuses records in each Target's status.clusterStates where this Cluster collects it and
@@ -156,7 +155,7 @@ func targetState(cluster *operatorv1alpha1.Cluster, w *world, name string, plan 
 	pushed pushResults) operatorv1alpha1.TargetClusterState {
 	st := placementState(cluster, w, name, plan, runtimes, pushed)
 	if o, ok := plan.last[name]; ok {
-		st.LastPod = workload.PodName(cluster, o)
+		st.LastPod = w.podName(cluster, o)
 	}
 	if w.weights.Weighed() {
 		st.Weight, st.WeightSource = int32(w.weights.Weight(name)), w.weights.Source[name]
@@ -178,7 +177,7 @@ func placementState(cluster *operatorv1alpha1.Cluster, w *world, name string, pl
 	if !ok {
 		return operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned, Message: unassignedReason(w, name, plan)}
 	}
-	want := operatorv1alpha1.TargetClusterState{Pod: workload.PodName(cluster, ordinal)}
+	want := operatorv1alpha1.TargetClusterState{Pod: w.podName(cluster, ordinal)}
 	if _, held := plan.held[name]; held {
 		want.State = operatorv1alpha1.TargetOrphaned
 		want.Message = "its collector pod is not ready; it keeps the target for the grace period"

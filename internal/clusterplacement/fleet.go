@@ -117,15 +117,30 @@ func PodCapacity(c *v1alpha1.Cluster) int {
 // are left out.
 func Recorded(c *v1alpha1.Cluster, sel selection.Selection) (current, last map[string]int) {
 	current, last = map[string]int{}, map[string]int{}
+	// Thousands of targets name the same few pods: each name is read once.
+	type parsed struct {
+		ordinal int
+		ok      bool
+	}
+	ordinals := map[string]parsed{}
+	ordinalOf := func(pod string) (int, bool) {
+		p, seen := ordinals[pod]
+		if !seen {
+			p.ordinal, p.ok = workload.PodOrdinal(c, pod)
+			p.ok = p.ok && pod != ""
+			ordinals[pod] = p
+		}
+		return p.ordinal, p.ok
+	}
 	for _, st := range sel.Targets {
 		state, ok := st.Target.Status.ClusterStates[c.Name]
 		if !ok {
 			continue
 		}
-		if ordinal, ok := workload.PodOrdinal(c, state.Pod); ok && state.Pod != "" {
+		if ordinal, ok := ordinalOf(state.Pod); ok {
 			current[st.Target.Name] = ordinal
 		}
-		if ordinal, ok := workload.PodOrdinal(c, state.LastPod); ok && state.LastPod != "" {
+		if ordinal, ok := ordinalOf(state.LastPod); ok {
 			last[st.Target.Name] = ordinal
 		}
 	}
