@@ -2,7 +2,6 @@ package selection
 
 import (
 	"fmt"
-	"iter"
 	"maps"
 	"math/rand/v2"
 	"reflect"
@@ -29,7 +28,7 @@ import (
 // comparison catches what the rules protect against.
 type incrementalCaller struct {
 	prepared *Prepared
-	picks    map[string]keptPick
+	picks    map[string]*keptPick
 
 	ignoreKey, ignoreLabels bool // faults, for the test of the test
 
@@ -47,21 +46,37 @@ func (c *incrementalCaller) selection(cluster string, in Objects) Selection {
 	if c.prepared != nil && (c.ignoreKey || p.Key() == c.prepared.Key()) {
 		c.keptPrepared++
 	} else {
-		c.prepared, c.picks = p, make(map[string]keptPick)
+		c.prepared, c.picks = p, make(map[string]*keptPick)
 	}
-	listed := make(map[string]bool, len(in.Targets))
+	picks := make([]*TargetPick, len(in.Targets))
 	for i := range in.Targets {
 		t := &in.Targets[i]
-		listed[t.Name] = true
-		if k, ok := c.picks[t.Name]; ok && (c.ignoreLabels || maps.Equal(k.labels, t.Labels)) {
+		k, ok := c.picks[t.Name]
+		if ok && (c.ignoreLabels || maps.Equal(k.labels, t.Labels)) {
 			c.reusedPicks++
-			continue
+		} else {
+			k = &keptPick{labels: t.Labels, pick: c.prepared.Target(t)}
+			c.picks[t.Name] = k
+			c.newPicks++
 		}
-		c.picks[t.Name] = keptPick{labels: t.Labels, pick: c.prepared.Target(t)}
-		c.newPicks++
+		picks[i] = &k.pick
 	}
-	maps.DeleteFunc(c.picks, func(name string, _ keptPick) bool { return !listed[name] })
-	sel := c.prepared.Selection(c.keptPicks(in.Targets))
+	// The pick of a Target that went is not wrong, only useless: forget such
+	// picks when there are more picks than Targets.
+	if len(c.picks) > len(in.Targets) {
+		listed := make(map[string]bool, len(in.Targets))
+		for i := range in.Targets {
+			listed[in.Targets[i].Name] = true
+		}
+		maps.DeleteFunc(c.picks, func(name string, _ *keptPick) bool { return !listed[name] })
+	}
+	sel := c.prepared.Selection(func(yield func(*v1alpha1.Target, *TargetPick) bool) {
+		for i := range in.Targets {
+			if !yield(&in.Targets[i], picks[i]) {
+				return
+			}
+		}
+	})
 	for _, kind := range targetProblems {
 		if slices.ContainsFunc(sel.Problems, func(p string) bool { return strings.Contains(p, kind) }) {
 			if c.problems == nil {
@@ -75,17 +90,6 @@ func (c *incrementalCaller) selection(cluster string, in Objects) Selection {
 
 // targetProblems tell apart the problems that depend on Targets.
 var targetProblems = []string{"set label", "selects targets but no subscription", "targetRef", "targetSelectors"}
-
-func (c *incrementalCaller) keptPicks(targets []v1alpha1.Target) iter.Seq2[*v1alpha1.Target, *TargetPick] {
-	return func(yield func(*v1alpha1.Target, *TargetPick) bool) {
-		for i := range targets {
-			pick := c.picks[targets[i].Name].pick
-			if !yield(&targets[i], &pick) {
-				return
-			}
-		}
-	}
-}
 
 // namespaceModel is a namespace that changes as an API server changes it:
 // every change of an object bumps its resourceVersion, every new object gets

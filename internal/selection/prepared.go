@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -40,6 +41,10 @@ type Prepared struct {
 	// problems that do not depend on Targets.
 	sel      Selection
 	problems map[string]bool
+
+	// selectedBefore is how many targets the last Selection selected: the
+	// room to make for the next one.
+	selectedBefore atomic.Int64
 
 	mu sync.Mutex
 	// combinations are what a set of pipelines picking a Target apply to it,
@@ -123,9 +128,10 @@ func pointers[T any, P interface {
 // Selection assembles the Selection of the Cluster from targets, which yields
 // every Target of the namespace once, each with its pick: Prepared.Target of
 // that Target, or a pick of a Target of the same name and labels by the same
-// Prepared. The Selection's targets point at the yielded Targets, whatever
-// object a reused pick was made from. Targets yielded in name order are not
-// sorted again.
+// Prepared (or one of the same Key). The Selection's targets point at the
+// yielded Targets, whatever object a reused pick was made from; Selection
+// keeps no pointer to a pick. Targets yielded in name order are not sorted
+// again.
 //
 // The Selection's own slices and maps are new; those inside them (the
 // subscriptions, outputs and labels of a target, the outputs and processors of
@@ -141,6 +147,9 @@ func (p *Prepared) Selection(targets iter.Seq2[*v1alpha1.Target, *TargetPick]) S
 	sel.Processors = maps.Clone(p.sel.Processors)
 	problems := maps.Clone(p.problems)
 
+	if n := p.selectedBefore.Load(); n > 0 {
+		sel.Targets = make([]SelectedTarget, 0, n)
+	}
 	var referenced map[string]bool
 	var lastProblems []string
 	for t, pick := range targets {
@@ -162,6 +171,10 @@ func (p *Prepared) Selection(targets iter.Seq2[*v1alpha1.Target, *TargetPick]) S
 			st.Target = t
 			sel.Targets = append(sel.Targets, st)
 		}
+	}
+	p.selectedBefore.Store(int64(len(sel.Targets)))
+	if len(sel.Targets) == 0 {
+		sel.Targets = nil // as when nothing was ever appended
 	}
 	byName := func(a, b SelectedTarget) int { return strings.Compare(a.Target.Name, b.Target.Name) }
 	if !slices.IsSortedFunc(sel.Targets, byName) {

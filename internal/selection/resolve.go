@@ -26,9 +26,10 @@ func Resolve(cluster string, in Objects) Selection {
 // freshPicks yields every Target of targets with its pick.
 func freshPicks(p *Prepared, targets []v1alpha1.Target) iter.Seq2[*v1alpha1.Target, *TargetPick] {
 	return func(yield func(*v1alpha1.Target, *TargetPick) bool) {
+		var pick TargetPick // one for all: Selection keeps no pick
 		for i := range targets {
 			t := &targets[i]
-			pick := p.Target(t)
+			pick = p.Target(t)
 			if !yield(t, &pick) {
 				return
 			}
