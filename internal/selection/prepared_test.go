@@ -1,9 +1,11 @@
 package selection
 
 import (
+	"fmt"
 	"iter"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -333,5 +335,49 @@ func TestPrepareIgnoresTargets(t *testing.T) {
 	targets := pointersTo(in.Targets...)
 	if a, b := with.Selection(targetsWithPicks(with, targets, targets)), none.Selection(targetsWithPicks(none, targets, targets)); !reflect.DeepEqual(a, b) {
 		t.Fatalf("the selection depends on the targets Prepare was given:\n%+v\n%+v", a, b)
+	}
+}
+
+func TestPreparedTargetMayBeCalledConcurrently(t *testing.T) {
+	in := namespace(
+		pipeline("p1", v1alpha1.PipelineSpec{TargetSelectors: match(map[string]string{"dc": "dc1"}), SubscriptionRefs: []string{"counters"}}),
+		pipeline("p2", v1alpha1.PipelineSpec{TargetSelectors: []metav1.LabelSelector{{}}, SubscriptionRefs: []string{"state"}}),
+	)
+	want := Resolve("c1", in)
+	p := Prepare("c1", in)
+	picks := make([]TargetPick, len(in.Targets))
+	var wg sync.WaitGroup
+	for i := range in.Targets {
+		wg.Go(func() { picks[i] = p.Target(&in.Targets[i]) })
+	}
+	wg.Wait()
+	got := p.Selection(func(yield func(*v1alpha1.Target, *TargetPick) bool) {
+		for i := range in.Targets {
+			if !yield(&in.Targets[i], &picks[i]) {
+				return
+			}
+		}
+	})
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("concurrent picks:\n got %+v\nwant %+v", summarize(got), summarize(want))
+	}
+}
+
+func TestPreparedTargetTellsApartManyPipelines(t *testing.T) {
+	// Past 127 pipelines an index takes two bytes of a combination's key.
+	var pipelines []v1alpha1.Pipeline
+	for i := range 300 {
+		pipelines = append(pipelines, pipeline(fmt.Sprintf("p%03d", i), v1alpha1.PipelineSpec{
+			TargetRefs: []string{fmt.Sprintf("r%d", i%7)}, SubscriptionRefs: []string{"counters"},
+			Labels: map[string]string{fmt.Sprintf("l%03d", i): "x"},
+		}))
+	}
+	in := namespace(pipelines...)
+	for i := range 7 {
+		in.Targets = append(in.Targets, target(fmt.Sprintf("r%d", i), nil))
+	}
+	in.Targets = in.Targets[4:] // the namespace's own r1…r4 go
+	if got, want := Resolve("c1", in), referenceResolve("c1", in); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Resolve with 300 pipelines:\n got %+v\nwant %+v", summarize(got), summarize(want))
 	}
 }

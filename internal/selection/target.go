@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -72,14 +73,14 @@ type combination struct {
 // name and labels, with the same Prepared (or one of the same Key).
 func (p *Prepared) Target(t *v1alpha1.Target) TargetPick {
 	var buf [32]byte
-	indexes := buf[:0] // the picking pipelines, two bytes each
+	indexes := buf[:0] // the picking pipelines, as uvarints
 	pick := TargetPick{Target: SelectedTarget{Target: t}}
 	for i := range p.pipelines {
 		pl := &p.pipelines[i]
 		referenced := pl.refs[t.Name]
 		pick.referenced = pick.referenced || referenced
 		if referenced || pl.matches(t.Labels) {
-			indexes = append(indexes, byte(i>>8), byte(i))
+			indexes = binary.AppendUvarint(indexes, uint64(i))
 		}
 	}
 	if len(indexes) == 0 {
@@ -92,7 +93,8 @@ func (p *Prepared) Target(t *v1alpha1.Target) TargetPick {
 }
 
 // combination returns the combination of the pipelines at indexes, working
-// it out the first time.
+// it out the first time. A Prepared keeps each combination it met, at most
+// one per Target.
 func (p *Prepared) combination(indexes []byte) *combination {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -104,8 +106,10 @@ func (p *Prepared) combination(indexes []byte) *combination {
 	labelSetBy := map[string]string{} // label key → pipeline that set it
 	var labels map[string]string
 	problems := map[string]bool{}
-	for j := 0; j < len(indexes); j += 2 {
-		pl := &p.pipelines[int(indexes[j])<<8|int(indexes[j+1])]
+	for rest := indexes; len(rest) > 0; {
+		i, n := binary.Uvarint(rest)
+		rest = rest[n:]
+		pl := &p.pipelines[i]
 		c.pipelines = append(c.pipelines, pl.name)
 		if len(pl.subscriptions) == 0 {
 			problems[fmt.Sprintf("pipeline %q: selects targets but no subscription; a collector rejects a target without subscriptions, so this pipeline's targets are skipped", pl.name)] = true
