@@ -15,9 +15,16 @@
 // rest from being collected. The result depends only on the objects, never on
 // the order they were listed in.
 //
-// Resolve is what a Cluster reconciler calls; ClustersSelecting and
-// ClustersUsingProfile answer the reverse question for its watches (which
-// Clusters does this changed object concern); ProfilesOf, SecretsOf and
-// TLSSecretsOf name what a selection needs beyond itself. The package reads
-// API types only and never talks to the API server.
+// Resolve is what a Cluster reconciler calls, in three steps a reconciler may
+// also call itself to redo only the Targets that changed (prepared.go):
+// Prepare works out everything that does not depend on Targets, with a Key
+// that changes when any object it depends on changes; Prepared.Target picks
+// one Target, from its name and labels only; Prepared.Selection assembles the
+// Selection from every Target's pick. Targets picked by the same Pipelines
+// share one worked-out result.
+//
+// ClustersSelecting and ClustersUsingProfile answer the reverse question for
+// a reconciler's watches (which Clusters does this changed object concern);
+// ProfilesOf, SecretsOf and TLSSecretsOf name what a selection needs beyond
+// itself. The package reads API types only and never talks to the API server.
 package selection

@@ -41,12 +41,9 @@ func (p pool[T]) pick(pipeline string, c choice) (names []string, problems []str
 		}
 		names = append(names, ref)
 	}
-	for i := range c.selectors {
-		sel, err := metav1.LabelSelectorAsSelector(&c.selectors[i])
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("pipeline %q: %s[%d] is invalid: %v", pipeline, p.kind.selectorField(), i, err))
-			continue
-		}
+	selectors, invalid := compileSelectors(pipeline, p.kind.selectorField(), c.selectors)
+	problems = append(problems, invalid...)
+	for _, sel := range selectors {
 		for _, name := range p.names {
 			if sel.Matches(p.labels[name]) {
 				names = append(names, name)
@@ -55,6 +52,20 @@ func (p pool[T]) pick(pipeline string, c choice) (names []string, problems []str
 	}
 	slices.Sort(names)
 	return slices.Compact(names), problems
+}
+
+// compileSelectors returns the valid selectors of pipeline's field, in order,
+// and a problem for each invalid one.
+func compileSelectors(pipeline, field string, selectors []metav1.LabelSelector) (valid []labels.Selector, problems []string) {
+	for i := range selectors {
+		sel, err := metav1.LabelSelectorAsSelector(&selectors[i])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("pipeline %q: %s[%d] is invalid: %v", pipeline, field, i, err))
+			continue
+		}
+		valid = append(valid, sel)
+	}
+	return valid, problems
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -2,7 +2,7 @@ package selection
 
 import (
 	"fmt"
-	"maps"
+	"iter"
 	"slices"
 	"strings"
 
@@ -14,29 +14,27 @@ import (
 // Pipelines are applied in name order, which only matters for conflicting
 // labels (the first pipeline wins). Resolve never fails: whatever cannot be
 // selected is described in Selection.Problems.
+//
+// Resolve is Prepare, then Prepared.Target for every Target, then
+// Prepared.Selection: a caller that remembers the picks of unchanged Targets
+// gets the same Selection without redoing them (prepared.go).
 func Resolve(cluster string, in Objects) Selection {
-	r := resolver{
-		targets:       newPool(KindTarget, in.Targets),
-		subscriptions: newPool(KindSubscription, in.Subscriptions),
-		outputs:       newPool(KindOutput, in.Outputs),
-		inputs:        newPool(KindInput, in.Inputs),
-		processors:    newPool(KindProcessor, in.Processors),
-		outputChains:  make(map[string][]string),
-		inputChains:   make(map[string][]string),
-		picked:        make(map[string]*targetPick),
-		inputOutputs:  make(map[string]map[string]bool),
-		sel: Selection{
-			Subscriptions: make(map[string]*v1alpha1.Subscription),
-			Outputs:       make(map[string]*v1alpha1.Output),
-			Inputs:        make(map[string]SelectedInput),
-			Processors:    make(map[string]*v1alpha1.Processor),
-		},
-		problems: make(map[string]bool),
+	p := Prepare(cluster, in)
+	return p.Selection(freshPicks(p, in.Targets))
+}
+
+// freshPicks yields every Target of targets with its pick.
+func freshPicks(p *Prepared, targets []v1alpha1.Target) iter.Seq2[*v1alpha1.Target, *TargetPick] {
+	return func(yield func(*v1alpha1.Target, *TargetPick) bool) {
+		var pick TargetPick // one for all: Selection keeps no pick
+		for i := range targets {
+			t := &targets[i]
+			pick = p.Target(t)
+			if !yield(t, &pick) {
+				return
+			}
+		}
 	}
-	for _, p := range pipelinesOf(cluster, in.Pipelines) {
-		r.add(p)
-	}
-	return r.result()
 }
 
 // pipelinesOf returns the enabled pipelines of cluster, sorted by name.
@@ -51,8 +49,10 @@ func pipelinesOf(cluster string, pipelines []v1alpha1.Pipeline) []*v1alpha1.Pipe
 	return out
 }
 
+// resolver works out everything a selection holds but its targets: the
+// subscriptions, outputs, inputs and processors the pipelines select, and how
+// each pipeline picks targets.
 type resolver struct {
-	targets       pool[v1alpha1.Target]
 	subscriptions pool[v1alpha1.Subscription]
 	outputs       pool[v1alpha1.Output]
 	inputs        pool[v1alpha1.Input]
@@ -62,18 +62,29 @@ type resolver struct {
 	outputChains map[string][]string
 	inputChains  map[string][]string
 
-	picked       map[string]*targetPick
 	inputOutputs map[string]map[string]bool
 	sel          Selection
 	problems     map[string]bool
+	pipelines    []targetChooser
 }
 
-// targetPick accumulates what the pipelines selecting one target apply to it.
-type targetPick struct {
-	subscriptions map[string]bool
-	outputs       map[string]bool
-	labels        map[string]string
-	labelSetBy    map[string]string // label key → pipeline that set it
+func newResolver(in Objects) *resolver {
+	return &resolver{
+		subscriptions: newPool(KindSubscription, in.Subscriptions),
+		outputs:       newPool(KindOutput, in.Outputs),
+		inputs:        newPool(KindInput, in.Inputs),
+		processors:    newPool(KindProcessor, in.Processors),
+		outputChains:  make(map[string][]string),
+		inputChains:   make(map[string][]string),
+		inputOutputs:  make(map[string]map[string]bool),
+		sel: Selection{
+			Subscriptions: make(map[string]*v1alpha1.Subscription),
+			Outputs:       make(map[string]*v1alpha1.Output),
+			Inputs:        make(map[string]SelectedInput),
+			Processors:    make(map[string]*v1alpha1.Processor),
+		},
+		problems: make(map[string]bool),
+	}
 }
 
 func (r *resolver) add(p *v1alpha1.Pipeline) {
@@ -81,7 +92,7 @@ func (r *resolver) add(p *v1alpha1.Pipeline) {
 	subs := r.pick(r.subscriptions.pick(p.Name, choiceOf(p, KindSubscription)))
 	outs := r.pick(r.outputs.pick(p.Name, choiceOf(p, KindOutput)))
 	ins := r.pick(r.inputs.pick(p.Name, choiceOf(p, KindInput)))
-	targets := r.pick(r.targets.pick(p.Name, choiceOf(p, KindTarget)))
+	chooser := r.pickTargets(p, subs, outs)
 	outChain := r.pick(r.processors.chain(p.Name, processorChoice(p, false), "outputs"))
 	inChain := r.pick(r.processors.chain(p.Name, processorChoice(p, true), "inputs"))
 
@@ -97,34 +108,24 @@ func (r *resolver) add(p *v1alpha1.Pipeline) {
 		r.inputOutputs[name] = addAll(r.inputOutputs[name], outs)
 		r.inputChains[name] = appendNew(r.inputChains[name], inChain...)
 	}
-	if len(targets) > 0 && len(subs) == 0 {
-		r.problem(fmt.Sprintf("pipeline %q: selects targets but no subscription; a collector rejects a target without subscriptions, so this pipeline's targets are skipped", p.Name))
-		return
-	}
-	for _, name := range targets {
-		r.addTarget(name, p, subs, outs)
-	}
+	r.pipelines = append(r.pipelines, chooser)
 }
 
-func (r *resolver) addTarget(name string, p *v1alpha1.Pipeline, subs, outs []string) {
-	t := r.picked[name]
-	if t == nil {
-		t = &targetPick{labels: map[string]string{}, labelSetBy: map[string]string{}}
-		r.picked[name] = t
-	}
-	t.subscriptions = addAll(t.subscriptions, subs)
-	t.outputs = addAll(t.outputs, outs)
-	for _, key := range sortedKeys(p.Spec.Labels) {
-		value := p.Spec.Labels[key]
-		first, set := t.labelSetBy[key]
-		if !set {
-			t.labels[key], t.labelSetBy[key] = value, p.Name
-			continue
-		}
-		if t.labels[key] != value {
-			r.problem(fmt.Sprintf("pipelines %q and %q select the same targets and set label %q differently; %q wins", first, p.Name, key, first))
+// pickTargets returns how p picks targets and applies subs and outs to them;
+// its invalid target selectors are problems.
+func (r *resolver) pickTargets(p *v1alpha1.Pipeline, subs, outs []string) targetChooser {
+	c := choiceOf(p, KindTarget)
+	chooser := targetChooser{name: p.Name, subscriptions: subs, outputs: outs, labels: p.Spec.Labels, labelKeys: sortedKeys(p.Spec.Labels)}
+	if len(c.refs) > 0 {
+		chooser.refs = make(map[string]bool, len(c.refs))
+		for _, ref := range c.refs {
+			chooser.refs[ref] = true
 		}
 	}
+	selectors, problems := compileSelectors(p.Name, KindTarget.selectorField(), c.selectors)
+	r.pick(nil, problems)
+	chooser.selectors = selectors
+	return chooser
 }
 
 // pick records the problems of a pool pick and returns its names.
@@ -137,19 +138,8 @@ func (r *resolver) pick(names, problems []string) []string {
 
 func (r *resolver) problem(p string) { r.problems[p] = true }
 
-func (r *resolver) result() Selection {
-	for _, name := range sortedKeys(r.picked) {
-		t := r.picked[name]
-		st := SelectedTarget{
-			Target:        r.targets.byName[name],
-			Subscriptions: sortedSet(t.subscriptions),
-			Outputs:       sortedSet(t.outputs),
-		}
-		if len(t.labels) > 0 {
-			st.Labels = maps.Clone(t.labels)
-		}
-		r.sel.Targets = append(r.sel.Targets, st)
-	}
+// finish completes the inputs, output chains and processors of the selection.
+func (r *resolver) finish() {
 	for name, in := range r.sel.Inputs {
 		in.Outputs = sortedSet(r.inputOutputs[name])
 		in.Processors = r.chainOf(in.Input.Spec.EventProcessors, r.inputChains[name])
@@ -163,8 +153,6 @@ func (r *resolver) result() Selection {
 			r.sel.OutputProcessors[name] = chain
 		}
 	}
-	r.sel.Problems = sortedSet(r.problems)
-	return r.sel
 }
 
 // chainOf is the processor chain of an object whose own list is own and whose pipelines add added; the
@@ -204,4 +192,9 @@ func sortedSet(set map[string]bool) []string {
 		return nil
 	}
 	return sortedKeys(set)
+}
+
+// targetRefProblem is the problem of a targetRef to a Target that does not exist.
+func targetRefProblem(pipeline, ref string) string {
+	return fmt.Sprintf("pipeline %q: %s %q not found", pipeline, KindTarget.refField(), ref)
 }

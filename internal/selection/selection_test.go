@@ -3,7 +3,11 @@ package selection
 import (
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 )
@@ -44,17 +48,82 @@ func TestSelectionCountsAndLookups(t *testing.T) {
 	}
 }
 
+// BenchmarkResolve selects 50,000 Targets with 5 Pipelines of label
+// selectors, from scratch (Resolve) and as a caller that keeps its Prepared
+// and picks does on a steady namespace. Besides wall time it reports the
+// process's CPU time per operation (cpu-ns/op, garbage collection included),
+// which a busy machine distorts less.
 func BenchmarkResolve(b *testing.B) {
 	in := Objects{Subscriptions: []v1alpha1.Subscription{subscription("s", nil)}}
-	for i := range 5000 {
+	for i := range 50000 {
 		in.Targets = append(in.Targets, target(fmt.Sprintf("r%05d", i), map[string]string{"shard": fmt.Sprint(i % 10)}))
 	}
-	for i := range 10 {
+	for i := range 5 {
 		in.Pipelines = append(in.Pipelines, pipeline(fmt.Sprintf("p%d", i), v1alpha1.PipelineSpec{
-			TargetSelectors: match(map[string]string{"shard": fmt.Sprint(i)}), SubscriptionRefs: []string{"s"},
+			TargetSelectors:  []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "shard", Operator: metav1.LabelSelectorOpIn, Values: []string{fmt.Sprint(2 * i), fmt.Sprint(2*i + 1)}}}}},
+			SubscriptionRefs: []string{"s"},
+			Labels:           map[string]string{"pipeline": fmt.Sprint(i)},
 		}))
 	}
-	for b.Loop() {
-		Resolve("c1", in)
+	b.Run("from scratch before the split", func(b *testing.B) {
+		defer reportCPU(b)()
+		for b.Loop() {
+			referenceResolve("c1", in)
+		}
+	})
+	b.Run("from scratch", func(b *testing.B) {
+		defer reportCPU(b)()
+		for b.Loop() {
+			Resolve("c1", in)
+		}
+	})
+	b.Run("picks with a kept Prepared", func(b *testing.B) {
+		p := Prepare("c1", in)
+		defer reportCPU(b)()
+		for b.Loop() {
+			for i := range in.Targets {
+				p.Target(&in.Targets[i])
+			}
+		}
+	})
+	b.Run("assembled from reused picks", func(b *testing.B) {
+		p := Prepare("c1", in)
+		picks := make([]TargetPick, len(in.Targets))
+		for i := range in.Targets {
+			picks[i] = p.Target(&in.Targets[i])
+		}
+		defer reportCPU(b)()
+		for b.Loop() {
+			p.Selection(func(yield func(*v1alpha1.Target, *TargetPick) bool) {
+				for i := range in.Targets {
+					if !yield(&in.Targets[i], &picks[i]) {
+						return
+					}
+				}
+			})
+		}
+	})
+	b.Run("steady caller", func(b *testing.B) {
+		caller := &incrementalCaller{}
+		caller.selection("c1", in)
+		defer reportCPU(b)()
+		for b.Loop() {
+			caller.selection("c1", in)
+		}
+	})
+}
+
+// reportCPU returns a function that reports the CPU time the process spent
+// per operation since reportCPU was called.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime(b)
+	return func() { b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op") }
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatalf("getrusage: %v", err)
 	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
