@@ -104,6 +104,7 @@ type namespaceModel struct {
 func (m *namespaceModel) stamp(meta *metav1.ObjectMeta, created bool) {
 	m.version++
 	meta.ResourceVersion = strconv.Itoa(m.version)
+	meta.Generation = int64(m.version)
 	if created {
 		meta.UID = types.UID("uid-" + meta.ResourceVersion)
 	}
@@ -324,6 +325,7 @@ func changeItems[T any, P interface {
 		edit(edited)
 		m.version++
 		edited.SetResourceVersion(strconv.Itoa(m.version))
+		edited.SetGeneration(int64(m.version))
 		(*items)[i] = *edited
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,11 +80,13 @@ func Prepare(cluster string, in Objects) *Prepared {
 }
 
 // Key identifies everything a Prepared depends on: the Cluster's name and the
-// name, UID and resourceVersion of its enabled Pipelines and of every
+// name, UID, generation and labels of its enabled Pipelines and of every
 // Subscription, Output, Input and Processor. Two Prepared with the same Key
-// are interchangeable, since the API server changes an object's
-// resourceVersion on every change; the Key means nothing for objects that do
-// not come from it.
+// are interchangeable, since the API server moves an object's generation on
+// every change of its spec, and the selection reads nothing else of them but
+// their names and labels. Their statuses, which the operator writes, are not
+// in the Key: a status write leaves the Prepared as good as it was. The Key
+// means nothing for objects that do not come from the API server.
 func (p *Prepared) Key() string { return p.key }
 
 func keyOf(cluster string, pipelines []*v1alpha1.Pipeline, in Objects) string {
@@ -105,13 +108,23 @@ const kindPipeline Kind = "Pipeline"
 func writeKeys[P metav1.Object](b *strings.Builder, kind Kind, objects []P) {
 	lines := make([]string, len(objects))
 	for i, o := range objects {
-		lines[i] = strings.Join([]string{string(kind), o.GetName(), string(o.GetUID()), o.GetResourceVersion()}, "/")
+		lines[i] = strings.Join([]string{string(kind), o.GetName(), string(o.GetUID()), strconv.FormatInt(o.GetGeneration(), 10),
+			labelsLine(o.GetLabels())}, "/")
 	}
 	slices.Sort(lines)
 	for _, l := range lines {
 		b.WriteByte('\n')
 		b.WriteString(l)
 	}
+}
+
+// labelsLine spells labels in key order.
+func labelsLine(labels map[string]string) string {
+	keys := slices.Sorted(maps.Keys(labels))
+	for i, k := range keys {
+		keys[i] = strconv.Quote(k) + "=" + strconv.Quote(labels[k])
+	}
+	return strings.Join(keys, ",")
 }
 
 func pointers[T any, P interface {

@@ -264,9 +264,9 @@ func TestPreparedKey(t *testing.T) {
 		)
 		in.Processors = []v1alpha1.Processor{{ObjectMeta: meta("drop", nil)}}
 		for i := range in.Pipelines {
-			in.Pipelines[i].UID, in.Pipelines[i].ResourceVersion = types.UID("u-"+in.Pipelines[i].Name), "1"
+			in.Pipelines[i].UID, in.Pipelines[i].Generation = types.UID("u-"+in.Pipelines[i].Name), 1
 		}
-		in.Subscriptions[0].ResourceVersion = "1"
+		in.Subscriptions[0].Generation = 1
 		return in
 	}
 	tests := []struct {
@@ -282,25 +282,32 @@ func TestPreparedKey(t *testing.T) {
 			slices.Reverse(in.Outputs)
 		}},
 		{name: "does not depend on targets", change: func(in *Objects) {
-			in.Targets[0].ResourceVersion, in.Targets[0].Labels = "9", nil
+			in.Targets[0].Generation, in.Targets[0].Labels = 9, nil
 			in.Targets = append(in.Targets, target("r9", nil))
 		}},
-		{name: "ignores the pipelines of other clusters", change: func(in *Objects) { in.Pipelines[2].ResourceVersion = "9" }},
-		{name: "ignores disabled pipelines", change: func(in *Objects) { in.Pipelines[1].ResourceVersion = "9" }},
+		{name: "ignores the pipelines of other clusters", change: func(in *Objects) { in.Pipelines[2].Generation = 9 }},
+		{name: "ignores disabled pipelines", change: func(in *Objects) { in.Pipelines[1].Generation = 9 }},
 		{name: "changes with another cluster", cluster: "c2", change: func(*Objects) {}, changed: true},
-		{name: "changes when a pipeline of the cluster changes", change: func(in *Objects) { in.Pipelines[0].ResourceVersion = "9" }, changed: true},
+		{name: "changes when a pipeline of the cluster changes", change: func(in *Objects) { in.Pipelines[0].Generation = 9 }, changed: true},
 		{name: "changes when a pipeline of the cluster is recreated", change: func(in *Objects) { in.Pipelines[0].UID = "new" }, changed: true},
 		{name: "changes when a pipeline is enabled", change: func(in *Objects) {
-			in.Pipelines[1].Spec.Enabled, in.Pipelines[1].ResourceVersion = ptr(true), "9"
+			in.Pipelines[1].Spec.Enabled, in.Pipelines[1].Generation = ptr(true), 9
 		}, changed: true},
 		{name: "changes when a pipeline joins the cluster", change: func(in *Objects) {
-			in.Pipelines[2].Spec.ClusterRef, in.Pipelines[2].ResourceVersion = "c1", "9"
+			in.Pipelines[2].Spec.ClusterRef, in.Pipelines[2].Generation = "c1", 9
 		}, changed: true},
-		{name: "changes when a subscription changes", change: func(in *Objects) { in.Subscriptions[0].ResourceVersion = "9" }, changed: true},
+		{name: "changes when a subscription changes", change: func(in *Objects) { in.Subscriptions[0].Generation = 9 }, changed: true},
+		{name: "stays when only a status changes (a new resourceVersion, the same generation)", change: func(in *Objects) {
+			in.Pipelines[0].ResourceVersion, in.Outputs[0].ResourceVersion = "10", "10"
+			in.Outputs[0].Status.Conditions = []metav1.Condition{{Type: "Accepted"}}
+		}},
+		{name: "changes when a subscription's labels change", change: func(in *Objects) {
+			in.Subscriptions[0].Labels = map[string]string{"tier": "gold"}
+		}, changed: true},
 		{name: "changes when a subscription goes", change: func(in *Objects) { in.Subscriptions = in.Subscriptions[1:] }, changed: true},
-		{name: "changes when an output changes", change: func(in *Objects) { in.Outputs[1].ResourceVersion = "9" }, changed: true},
-		{name: "changes when an input changes", change: func(in *Objects) { in.Inputs[0].ResourceVersion = "9" }, changed: true},
-		{name: "changes when a processor changes", change: func(in *Objects) { in.Processors[0].ResourceVersion = "9" }, changed: true},
+		{name: "changes when an output changes", change: func(in *Objects) { in.Outputs[1].Generation = 9 }, changed: true},
+		{name: "changes when an input changes", change: func(in *Objects) { in.Inputs[0].Generation = 9 }, changed: true},
+		{name: "changes when a processor changes", change: func(in *Objects) { in.Processors[0].Generation = 9 }, changed: true},
 		{name: "changes when a processor comes", change: func(in *Objects) {
 			in.Processors = append(in.Processors, v1alpha1.Processor{ObjectMeta: meta("tag", nil)})
 		}, changed: true},
