@@ -198,8 +198,9 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		Pipelines: pipelines.Items, Targets: targets.Items, Subscriptions: subs.Items,
 		Outputs: outputs.Items, Inputs: inputs.Items, Processors: procs.Items,
 	}
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	w := &world{
-		selection: selection.Resolve(cluster.Name, objects),
+		selection: memory.fleet.Select(cluster.Name, objects),
 		objects:   objects,
 		targets:   targets.Items,
 		pipelines: pipelines.Items,
@@ -228,7 +229,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	}
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
-	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	w.rendered, w.skips, w.renderErr = memory.fleet.Render(w.selection, w.conn)
 	addTunnelTargetMatches(ctx, w, tunnel, subs.Items)
 	w.skippedByTarget = map[string]render.SkipError{}

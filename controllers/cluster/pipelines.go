@@ -27,10 +27,12 @@ func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alp
 			continue
 		}
 		base := p.DeepCopy()
-		objects := w.objects
-		objects.Pipelines = []operatorv1alpha1.Pipeline{*p}
-		own := selection.Resolve(cluster.Name, objects)
-		counts := own.Counts()
+		own := m.fleet.Own(p, func() selection.Selection {
+			objects := w.objects
+			objects.Pipelines = []operatorv1alpha1.Pipeline{*p}
+			return selection.Resolve(cluster.Name, objects)
+		})
+		counts := own.Counts
 		p.Status.ObservedGeneration = p.Generation
 		p.Status.TargetsCount, p.Status.SubscriptionsCount = counts.Targets, counts.Subscriptions
 		p.Status.OutputsCount, p.Status.InputsCount = counts.Outputs, counts.Inputs

@@ -115,7 +115,7 @@ func (w *world) sharedObjects(cfg gnmic.Config) []rejection.Object {
 
 // configurationAccepted is a Pipeline's ConfigurationAccepted condition from the Cluster's verdict, nil when
 // the verdict is not known yet.
-func configurationAccepted(p *operatorv1alpha1.Pipeline, own selection.Selection, cluster string, v sharedVerdict) *metav1.Condition {
+func configurationAccepted(p *operatorv1alpha1.Pipeline, own selection.Summary, cluster string, v sharedVerdict) *metav1.Condition {
 	if !v.known {
 		return nil
 	}
@@ -127,12 +127,12 @@ func configurationAccepted(p *operatorv1alpha1.Pipeline, own selection.Selection
 		return cond
 	}
 	var blamed []string
-	for name := range own.Outputs {
+	for _, name := range own.Outputs {
 		if v.blames(rejection.KindOutput, name) {
 			blamed = append(blamed, rejection.KindOutput+" "+name)
 		}
 	}
-	for name := range own.Inputs {
+	for _, name := range own.Inputs {
 		if v.blames(rejection.KindInput, name) {
 			blamed = append(blamed, rejection.KindInput+" "+name)
 		}

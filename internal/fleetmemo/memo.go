@@ -54,6 +54,17 @@ type Memo struct {
 	seed  maphash.Seed
 	pods  map[int]*podEntry
 	rests map[uint64]string
+
+	// prepared is the last selection's Prepared, picks each Target's pick under it (select.go), order their
+	// names sorted; selectEpoch moves with prepared, memberVersions per Pipeline with its Targets' picks,
+	// owns are the Pipelines' own selections.
+	prepared       *selection.Prepared
+	picks          map[string]*pickEntry
+	order          []string
+	selectPass     uint64
+	selectEpoch    uint64
+	memberVersions map[string]uint64
+	owns           map[string]ownEntry
 }
 
 // targetEntry is one target's result with what it was computed from.
@@ -125,6 +136,9 @@ func (m *Memo) init() {
 	m.consulted = map[string]int{}
 	m.pods = map[int]*podEntry{}
 	m.seed = maphash.MakeSeed()
+	m.picks = map[string]*pickEntry{}
+	m.memberVersions = map[string]uint64{}
+	m.owns = map[string]ownEntry{}
 }
 
 // keep records a new entry.

@@ -188,11 +188,12 @@ func (w *world) change() string {
 	}
 }
 
-// objects lists the namespace as the reconciler does: fresh copies.
+// objects lists the namespace as the reconciler does from its cache, without deep copies: new structs whose
+// maps and slices are the stored objects' (which a change replaces, never edits).
 func (w *world) objects() selection.Objects {
 	var in selection.Objects
 	for _, name := range sortedNames(w.targets) {
-		in.Targets = append(in.Targets, *w.targets[name].DeepCopy())
+		in.Targets = append(in.Targets, *w.targets[name])
 	}
 	for _, name := range sortedNames(w.pipelines) {
 		in.Pipelines = append(in.Pipelines, *w.pipelines[name].DeepCopy())
@@ -240,11 +241,25 @@ func TestMemoEqualsFullRender(t *testing.T) {
 				pods = 1 + w.rng.IntN(4)
 				changes = append(changes, fmt.Sprintf("%d pods", pods))
 			}
-			sel := selection.Resolve(cluster, w.objects())
+			objects := w.objects()
+			sel := selection.Resolve(cluster, objects)
+			where := fmt.Sprintf("seed %d step %d after %v", seed, step, changes)
+			if got := m.Select(cluster, objects); !reflect.DeepEqual(got, sel) {
+				t.Fatalf("%s: selection\n got %+v\nwant %+v", where, got, sel)
+			}
+			for i := range objects.Pipelines {
+				p := &objects.Pipelines[i]
+				alone := objects
+				alone.Pipelines = []v1alpha1.Pipeline{*p}
+				want := selection.Resolve(cluster, alone).Summary()
+				got := m.Own(p, func() selection.Selection { return selection.Resolve(cluster, alone) })
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: pipeline %s's own selection\n got %+v\nwant %+v", where, p.Name, got, want)
+				}
+			}
 			conn := w.connections()
 			wantCfg, wantSkips, wantErr := render.PodConfig(sel, sel.TargetNames(), conn)
 			gotCfg, gotSkips, gotErr := m.Render(sel, conn)
-			where := fmt.Sprintf("seed %d step %d after %v", seed, step, changes)
 			if !reflect.DeepEqual(gotCfg, wantCfg) {
 				t.Fatalf("%s: configuration\n got %+v\nwant %+v", where, gotCfg, wantCfg)
 			}

@@ -75,6 +75,20 @@ type Counts struct {
 	Processors    int32
 }
 
+// Summary is what a Pipeline's status says of its own selection: its sizes, its problems and the Outputs
+// and Inputs it selects (sorted). It points at no object.
+type Summary struct {
+	Counts   Counts
+	Problems []string
+	Outputs  []string
+	Inputs   []string
+}
+
+// Summary returns the summary of s.
+func (s Selection) Summary() Summary {
+	return Summary{Counts: s.Counts(), Problems: s.Problems, Outputs: sortedKeys(s.Outputs), Inputs: sortedKeys(s.Inputs)}
+}
+
 // Counts returns the sizes of s.
 func (s Selection) Counts() Counts {
 	return Counts{
