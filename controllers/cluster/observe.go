@@ -74,6 +74,8 @@ type world struct {
 	skippedByTarget map[string]render.SkipError
 	// published is what ensureWorkload did of the prometheus outputs' ServiceMonitors (scrape.go).
 	published published
+	// placeableNames are what placeable gives, made on its first call.
+	placeableNames []string
 	// podNames are the names of the Cluster's pods by ordinal, as podName made them.
 	podNames map[int]string
 }
@@ -112,10 +114,15 @@ func (w *world) silentPods() []int {
 // placeable are the targets placement may put on pods: those that render. A target that cannot be
 // configured is sent nowhere and takes no capacity.
 func (w *world) placeable() []string {
-	if w.renderErr != nil {
-		return w.selection.TargetNames()
+	if w.placeableNames == nil {
+		w.placeableNames = make([]string, 0, len(w.selection.Targets))
+		for _, st := range w.selection.Targets { // sorted by name, as rendered.TargetNames would be
+			if _, rendered := w.rendered.Targets[st.Target.Name]; rendered || w.renderErr != nil {
+				w.placeableNames = append(w.placeableNames, st.Target.Name)
+			}
+		}
 	}
-	return w.rendered.TargetNames()
+	return w.placeableNames
 }
 
 // skippedTarget is why a selected target cannot be configured, if it cannot.

@@ -3,6 +3,7 @@ package handover
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -176,4 +177,58 @@ func TestDecideRepairsDroppedChanges(t *testing.T) {
 		}
 	}
 	t.Logf("%d changes dropped and repaired; settled after %d ticks", dropped, ticks)
+}
+
+// TestSettledStepsAreThoseWorkedOut: taking a settled collector's step without working it out gives what
+// working it out gives, step and memory, over random fleets on their way to settling and at rest.
+func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	settled := 0
+	for round := range 400 {
+		targets := make([]string, 1+rng.Intn(30))
+		for i := range targets {
+			targets[i] = fmt.Sprintf("t%02d", i)
+		}
+		pods := 1 + rng.Intn(4)
+		desired := randomPlacement(rng, targets, pods)
+		in := Input{BatchSize: 1 + rng.Intn(10), DropTimeout: time.Duration(rng.Intn(3)) * time.Minute,
+			RepairAfter: time.Duration(rng.Intn(3)) * time.Minute, Now: t0.Add(time.Duration(rng.Intn(600)) * time.Second)}
+		for o := range pods {
+			c := Collector{Ordinal: o, Desired: desired[o], Sent: slices.Clone(desired[o]), Running: slices.Clone(desired[o]),
+				RunningKnown: rng.Intn(6) > 0}
+			switch rng.Intn(6) { // most collectors at rest, some not
+			case 0:
+				c.Sent = append(c.Sent, targets[rng.Intn(len(targets))])
+			case 1:
+				if len(c.Running) > 0 {
+					c.Running = c.Running[1:]
+				}
+			case 2:
+				c.Changed = []string{targets[rng.Intn(len(targets))]}
+			}
+			rng.Shuffle(len(c.Sent), func(i, j int) { c.Sent[i], c.Sent[j] = c.Sent[j], c.Sent[i] })
+			in.Collectors = append(in.Collectors, c)
+		}
+		if rng.Intn(4) == 0 {
+			in.HeldElsewhere = []string{targets[rng.Intn(len(targets))]}
+		}
+		mem := Memory{Waiting: map[string]time.Time{}, Progress: map[int]Progress{}, Repairs: map[Slot]int{}}
+		if rng.Intn(2) == 0 {
+			mem.Progress[rng.Intn(pods)] = Progress{Outstanding: rng.Intn(3), Since: t0}
+			mem.Repairs[Slot{rng.Intn(pods), targets[rng.Intn(len(targets))]}] = 1 + rng.Intn(3)
+			mem.Waiting[targets[rng.Intn(len(targets))]] = t0
+		}
+		fast, full := decide(in, mem, true), decide(in, mem, false)
+		if !reflect.DeepEqual(fast, full) {
+			t.Fatalf("round %d: input %+v\nfast %+v\nfull %+v", round, in, fast, full)
+		}
+		for _, s := range full.Steps {
+			if s.Settled {
+				settled++
+			}
+		}
+	}
+	if settled < 200 {
+		t.Fatalf("only %d settled steps: the rounds did not test the shortcut", settled)
+	}
 }
