@@ -46,6 +46,10 @@ type clusterMemory struct {
 	// a failure is announced once (output_health.go).
 	outputHealth     outputHealth
 	failedComponents map[string]string
+	// outputsKnownOnce is true once this operator knew the output and input states of some collector of the
+	// Cluster: until then the OutputsRunning condition in its status is what the operator before read, and
+	// stays as it is (an operator restart is no news of the outputs).
+	outputsKnownOnce bool
 	// staleTargets is how many targets the collectors ran, as last read, that they were not sent: a warning
 	// is raised when it grows.
 	staleTargets int

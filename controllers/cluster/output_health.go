@@ -141,9 +141,15 @@ func (o objectFailure) String() string {
 		strings.Join(o.reasons, "; "))
 }
 
-// setOutputsRunningCondition says whether every Output and Input the Cluster's collectors hold started.
-func setOutputsRunningCondition(cluster *operatorv1alpha1.Cluster, h outputHealth) {
+// setOutputsRunningCondition says whether every Output and Input the Cluster's collectors hold started. Until
+// the operator knew some collector's states once (knownOnce), a condition the status already has stays: after an
+// operator restart the collectors' streams take a moment to connect, and what the operator before read is
+// still the best knowledge there is.
+func setOutputsRunningCondition(cluster *operatorv1alpha1.Cluster, h outputHealth, knownOnce bool) {
 	if !h.watched {
+		return
+	}
+	if !h.known() && !knownOnce && meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionOutputsRunning) != nil {
 		return
 	}
 	c := metav1.Condition{Type: operatorv1alpha1.ConditionOutputsRunning, Status: metav1.ConditionTrue,
