@@ -55,6 +55,44 @@ var _ = Describe("Status writes", func() {
 		Expect(f.recordedEvents()).To(Equal(events), "events recorded after the restart")
 	})
 
+	It("are none after an operator restart over a converged Cluster that weighs its targets by their measured rates", func() {
+		const window, poll = 4 * time.Second, time.Second
+		f := newFleetWith(2, func(c *operatorv1alpha1.Cluster) {
+			c.Spec.TargetDistribution.WeighBy = operatorv1alpha1.WeighByMeasured
+			c.Spec.TargetDistribution.MeasuredWeights = &operatorv1alpha1.MeasuredWeights{
+				Window: &metav1.Duration{Duration: window}, Hysteresis: &metav1.Duration{Duration: 2 * time.Second}, MaxWeight: 64}
+		})
+		rates := map[string]float64{targetName(0): 80}
+		for i := 1; i < 10; i++ {
+			rates[targetName(i)] = 10
+		}
+		f.setResponseRates(rates)
+		f.addTargets(0, 10)
+		op := startOperatorPolling(poll)
+		f.convergedCollecting(10)
+		Eventually(func(g Gomega) {
+			for name, st := range f.clusterStates() {
+				g.Expect(st.ResponseRate).NotTo(BeEmpty(), "target %s", name)
+				g.Expect(st.WeightSource).To(Equal(operatorv1alpha1.WeightSourceMeasured), "target %s", name)
+			}
+			g.Expect(f.clusterStates()[targetName(0)].Weight).To(BeEquivalentTo(8))
+		}).WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		// The rates the statuses show settle once the window holds only steady samples.
+		f.quiet(op, 2*window)
+		op.Stop()
+
+		applies, starts := f.appliesAndStarts(10)
+		op = startOperatorPolling(poll)
+		DeferCleanup(func() { op.Stop() })
+		// Past the window: the restarted operator measured every rate again.
+		Consistently(func(g Gomega) {
+			g.Expect(op.writes.madeIn(f.ns)).To(BeEmpty(), "the restarted operator's writes")
+		}).WithTimeout(2 * window).WithPolling(100 * time.Millisecond).Should(Succeed())
+		appliesAfter, startsAfter := f.appliesAndStarts(10)
+		Expect(appliesAfter - applies).To(BeZero())
+		Expect(startsAfter - starts).To(BeZero())
+	})
+
 	It("are, after an operator restart, of the statuses found wrong only, and of a Target of its own entry only", func() {
 		f := newFleetOf(2)
 		f.addTargets(0, 20)
