@@ -40,10 +40,12 @@ var _ = Describe("Status writes", func() {
 		applies, starts := f.appliesAndStarts(targets)
 		events := f.recordedEvents()
 		before := clusterReconciles()
+		began := time.Now()
 		op = startOperator()
 		DeferCleanup(func() { op.Stop() })
 		Eventually(func() float64 { return clusterReconciles().succeeded }).WithTimeout(time.Minute).
 			WithPolling(50 * time.Millisecond).Should(BeNumerically(">", before.succeeded))
+		firstPass := time.Since(began)
 		// The first reconcile and those of the next polls (every 2 s) find everything as it was.
 		Consistently(func(g Gomega) {
 			g.Expect(op.writes.madeIn(f.ns)).To(BeEmpty(), "the restarted operator's writes")
@@ -53,6 +55,9 @@ var _ = Describe("Status writes", func() {
 		Expect(appliesAfter-applies).To(BeZero(), "configuration pushes after the restart")
 		Expect(startsAfter-starts).To(BeZero(), "target starts after the restart")
 		Expect(f.recordedEvents()).To(Equal(events), "events recorded after the restart")
+		GinkgoWriter.Printf("restart over %d converged targets on 3 pods: first reconcile done %.2f s after start; "+
+			"%.0f reconciles in the next 5 s; %d writes, %d pushes, %d target starts\n", targets, firstPass.Seconds(),
+			clusterReconciles().succeeded-before.succeeded, len(op.writes.madeIn(f.ns)), appliesAfter-applies, startsAfter-starts)
 	})
 
 	It("are none after an operator restart over a converged Cluster that weighs its targets by their measured rates", func() {
