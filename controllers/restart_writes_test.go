@@ -98,6 +98,29 @@ var _ = Describe("Status writes", func() {
 		Expect(startsAfter - starts).To(BeZero())
 	})
 
+	It("are none after an operator restart over a Cluster whose collectors cannot start an Output, and it is not announced again", func() {
+		f := newFleetOf(2)
+		f.addTargets(0, 6)
+		op := startOperator()
+		f.converged(6, 0)
+		f.setOutputConfig(map[string]string{"filename": "/telemetry/out", "format": "proto"})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(f.cluster(), operatorv1alpha1.ConditionOutputsRunning).Reason).To(Equal(operatorv1alpha1.ReasonOutputsFailed))
+			g.Expect(f.output(g, "file").Status.FailedOn).To(HaveLen(1))
+			g.Expect(f.eventsOf("Output", "file", operatorv1alpha1.EventOutputFailed)).NotTo(BeEmpty())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		f.quiet(op, 3*time.Second)
+		op.Stop()
+
+		events := f.recordedEvents()
+		op = startOperator()
+		DeferCleanup(func() { op.Stop() })
+		Consistently(func(g Gomega) {
+			g.Expect(op.writes.madeIn(f.ns)).To(BeEmpty(), "the restarted operator's writes")
+		}).WithTimeout(5 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+		Expect(f.recordedEvents()).To(Equal(events), "events recorded after the restart")
+	})
+
 	It("are, after an operator restart, of the statuses found wrong only, and of a Target of its own entry only", func() {
 		f := newFleetOf(2)
 		f.addTargets(0, 20)
