@@ -43,7 +43,8 @@ type clusterMemory struct {
 	restarts restartBackoff
 	// outputHealth is what this reconcile read of the outputs and inputs the collectors hold; failedComponents
 	// what the last one that knew any collector's state reported failed (kind/name/pod → reason), so that
-	// a failure is announced once (output_health.go).
+	// a failure is announced once (output_health.go); nil until then, and then first taken from what the
+	// Outputs' and Inputs' statuses say, so that an operator restart announces nothing again.
 	outputHealth     outputHealth
 	failedComponents map[string]string
 	// outputsKnownOnce is true once this operator knew the output and input states of some collector of the
