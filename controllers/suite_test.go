@@ -3,6 +3,9 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,11 +94,29 @@ type writeCounter struct {
 	// all counts every write, podStatus the writes of pod status (readiness gates), targetStatus those of
 	// Target status.
 	all, podStatus, targetStatus map[string]int64
+	// made is every write per namespace, as "<verb> <Kind>/<name>[/<subresource>]: <patch>", so that a spec
+	// that expects none can say which were made, and one that counts patches can read what they carried.
+	made map[string][]string
 }
 
 func (w *writeCounter) count(obj client.Object, subresource string) {
+	w.record("", obj, subresource, nil)
+}
+
+// record counts a write, with its verb and, for a patch, what the patch carried.
+func (w *writeCounter) record(verb string, obj client.Object, subresource string, patch client.Patch) {
+	what := fmt.Sprintf("%s %T/%s", verb, obj, obj.GetName())
+	if subresource != "" {
+		what += "/" + subresource
+	}
+	if patch != nil {
+		if data, err := patch.Data(obj); err == nil {
+			what += ": " + string(data)
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.made[obj.GetNamespace()] = append(w.made[obj.GetNamespace()], strings.TrimSpace(what))
 	w.all[obj.GetNamespace()]++
 	if _, ok := obj.(*corev1.Pod); ok && subresource == "status" {
 		w.podStatus[obj.GetNamespace()]++
@@ -117,6 +138,13 @@ func (w *writeCounter) in(namespace string) int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.all[namespace]
+}
+
+// madeIn is every write that went to objects of the namespace, described (see writeCounter.made).
+func (w *writeCounter) madeIn(namespace string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.made[namespace])
 }
 
 // podStatusIn is how many of them were writes of pod status.
@@ -153,30 +181,31 @@ func startOperatorPolling(poll time.Duration, configure ...func(*cluster.Reconci
 
 // countingClient is the manager's cached client, counting every write made through it.
 func countingClient(mgr ctrl.Manager) (client.Client, *writeCounter) {
-	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}, targetStatus: map[string]int64{}}
+	writes := &writeCounter{all: map[string]int64{}, podStatus: map[string]int64{}, targetStatus: map[string]int64{},
+		made: map[string][]string{}}
 	counted := interceptor.NewClient(cachedClient{mgr.GetClient()}, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			writes.count(obj, "")
+			writes.record("create", obj, "", nil)
 			return c.Create(ctx, obj, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			writes.count(obj, "")
+			writes.record("update", obj, "", nil)
 			return c.Update(ctx, obj, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes.count(obj, "")
+			writes.record("patch", obj, "", patch)
 			return c.Patch(ctx, obj, patch, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			writes.count(obj, "")
+			writes.record("delete", obj, "", nil)
 			return c.Delete(ctx, obj, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes.count(obj, sub)
+			writes.record("patch", obj, sub, patch)
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			writes.count(obj, sub)
+			writes.record("update", obj, sub, nil)
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	})

@@ -44,9 +44,14 @@ type clusterMemory struct {
 	restarts restartBackoff
 	// outputHealth is what this reconcile read of the outputs and inputs the collectors hold; failedComponents
 	// what the last one that knew any collector's state reported failed (kind/name/pod → reason), so that
-	// a failure is announced once (output_health.go).
+	// a failure is announced once (output_health.go); nil until then, and then first taken from what the
+	// Outputs' and Inputs' statuses say, so that an operator restart announces nothing again.
 	outputHealth     outputHealth
 	failedComponents map[string]string
+	// outputsKnownOnce is true once this operator knew the output and input states of some collector of the
+	// Cluster: until then the OutputsRunning condition in its status is what the operator before read, and
+	// stays as it is (an operator restart is no news of the outputs).
+	outputsKnownOnce bool
 	// staleTargets is how many targets the collectors ran, as last read, that they were not sent: a warning
 	// is raised when it grows.
 	staleTargets int

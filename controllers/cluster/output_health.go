@@ -141,9 +141,15 @@ func (o objectFailure) String() string {
 		strings.Join(o.reasons, "; "))
 }
 
-// setOutputsRunningCondition says whether every Output and Input the Cluster's collectors hold started.
-func setOutputsRunningCondition(cluster *operatorv1alpha1.Cluster, h outputHealth) {
+// setOutputsRunningCondition says whether every Output and Input the Cluster's collectors hold started. Until
+// the operator knew some collector's states once (knownOnce), a condition the status already has stays: after an
+// operator restart the collectors' streams take a moment to connect, and what the operator before read is
+// still the best knowledge there is.
+func setOutputsRunningCondition(cluster *operatorv1alpha1.Cluster, h outputHealth, knownOnce bool) {
 	if !h.watched {
+		return
+	}
+	if !h.known() && !knownOnce && meta.FindStatusCondition(cluster.Status.Conditions, operatorv1alpha1.ConditionOutputsRunning) != nil {
 		return
 	}
 	c := metav1.Condition{Type: operatorv1alpha1.ConditionOutputsRunning, Status: metav1.ConditionTrue,
@@ -178,6 +184,9 @@ func (r *Reconciler) reportOutputHealth(cluster *operatorv1alpha1.Cluster, w *wo
 		return
 	}
 	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	if m.failedComponents == nil {
+		m.failedComponents = announcedFailures(cluster.Name, w)
+	}
 	now := make(map[string]string, len(h.failures))
 	for _, f := range h.failures {
 		now[f.key()] = f.reason
@@ -209,6 +218,31 @@ func (r *Reconciler) reportOutputHealth(cluster *operatorv1alpha1.Cluster, w *wo
 			"no collector pod reports an output or input that failed to start any more")
 	}
 	m.failedComponents = now
+}
+
+// announcedFailures is what the statuses of the Outputs and Inputs say the Cluster's collectors reported
+// failed (kind/name/pod → reason): what the operator before this one announced. The first read of the
+// collectors after an operator restart so announces only what changed since, and a failure that ended
+// meanwhile is told to have ended.
+func announcedFailures(cluster string, w *world) map[string]string {
+	out := map[string]string{}
+	add := func(kind, name string, entries []operatorv1alpha1.ComponentFailure) {
+		for _, e := range entries {
+			if e.Cluster != cluster {
+				continue
+			}
+			for _, pod := range e.Pods {
+				out[componentFailure{kind: kind, name: name, pod: pod}.key()] = e.Reason
+			}
+		}
+	}
+	for i := range w.objects.Outputs {
+		add(rejection.KindOutput, w.objects.Outputs[i].Name, w.objects.Outputs[i].Status.FailedOn)
+	}
+	for i := range w.objects.Inputs {
+		add(rejection.KindInput, w.objects.Inputs[i].Name, w.objects.Inputs[i].Status.FailedOn)
+	}
+	return out
 }
 
 // setFailedComponentMetrics sets the failed outputs and inputs of every pod whose state is known, and drops

@@ -100,8 +100,10 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		fmt.Sprintf("%d/%d collector pods ready and configured", st.ReadyReplicas, desired),
 		fmt.Sprintf("%d/%d collector pods ready, %d failing configuration", st.ReadyReplicas, desired, len(failed)))
 
-	health := r.memoryOf(client.ObjectKeyFromObject(cluster)).outputHealth
-	setOutputsRunningCondition(cluster, health)
+	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	health := m.outputHealth
+	setOutputsRunningCondition(cluster, health, m.outputsKnownOnce)
+	m.outputsKnownOnce = m.outputsKnownOnce || health.known()
 	r.emitEvents(cluster, plan, pushed)
 	r.reportOutputHealth(cluster, w, health)
 	if equality.Semantic.DeepEqual(base.Status, cluster.Status) {
