@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -29,16 +30,12 @@ import (
 // when many targets change at once, and a target written later skips the states it went through meanwhile.
 func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (backlog bool, err error) {
-	selected := map[string]bool{}
-	for _, st := range w.selection.Targets {
-		selected[st.Target.Name] = true
-	}
 	now := metav1.NewTime(r.now())
 	// What this operator last wrote per Target of the Cluster: the cache may not show its previous writes
-	// yet. Rebuilt every reconcile from the Targets that exist, so deleted Targets leave nothing behind.
+	// yet. Kept for the Targets that exist, so deleted Targets leave nothing behind.
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	lastWritten := memory.written
-	written := make(map[types.UID]operatorv1alpha1.TargetClusterState, len(lastWritten))
+	kept := 0
 	limit := targetStatusWritesPerReconcile
 	if len(pushed.applyingPods()) == 0 {
 		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
@@ -49,13 +46,13 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		have, had := t.Status.ClusterStates[cluster.Name]
 		last, wrote := lastWritten[t.UID]
 		if wrote {
-			written[t.UID] = last
+			kept++
 		}
 		if len(writes) >= limit {
 			backlog = true
 			continue
 		}
-		if !selected[t.Name] {
+		if !memory.fleet.Selected(t.Name) {
 			if had {
 				writes = append(writes, targetStatusWrite{target: t})
 			}
@@ -74,13 +71,23 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		want.LastUpdated = now
 		writes = append(writes, targetStatusWrite{target: t, state: &want})
 	}
+	if kept < len(lastWritten) {
+		// Some Target written before is gone.
+		exists := make(map[types.UID]bool, len(w.targets))
+		for i := range w.targets {
+			exists[w.targets[i].UID] = true
+		}
+		maps.DeleteFunc(lastWritten, func(uid types.UID, _ operatorv1alpha1.TargetClusterState) bool { return !exists[uid] })
+	}
 	done, err := r.patchTargetStates(ctx, cluster.Name, writes)
+	if memory.written == nil {
+		memory.written = map[types.UID]operatorv1alpha1.TargetClusterState{}
+	}
 	for _, wr := range done {
 		if wr.state != nil {
-			written[wr.target.UID] = *wr.state
+			memory.written[wr.target.UID] = *wr.state
 		}
 	}
-	memory.written = written
 	return backlog, err
 }
 

@@ -80,6 +80,12 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 	})
 }
 
+// Selected tells whether the last Select selected the Target called name.
+func (m *Memo) Selected(name string) bool {
+	e := m.picks[name]
+	return e != nil && e.pick.Selected
+}
+
 // sameLabels tells whether two label sets are equal: at once when they are the same map.
 func sameLabels(a, b map[string]string) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() || maps.Equal(a, b)
