@@ -46,7 +46,8 @@ func (t *observedTarget) balanced() bool { return t.scale != nil }
 // that cannot be read is reported, not an error; an error is what a retry may fix (the pod list failed).
 func (r *Reconciler) observe(ctx context.Context, b *operatorv1alpha1.Balancer) ([]observedTarget, error) {
 	var hpas autoscalingv2.HorizontalPodAutoscalerList
-	if err := r.List(ctx, &hpas, client.InNamespace(b.Namespace)); err != nil {
+	// Read only: the cache's own objects, without copies.
+	if err := r.List(ctx, &hpas, client.InNamespace(b.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list horizontal pod autoscalers: %w", err)
 	}
 	podSelector, _ := specSelector(b.Spec.Selector) // an invalid one is reported by balancedCondition

@@ -38,7 +38,8 @@ func (r *Reconciler) balancersOfHPA(ctx context.Context, obj client.Object) []re
 		return nil
 	}
 	var balancers operatorv1alpha1.BalancerList
-	if err := r.List(ctx, &balancers, client.InNamespace(hpa.Namespace)); err != nil {
+	// Read only: the cache's own objects, without copies.
+	if err := r.List(ctx, &balancers, client.InNamespace(hpa.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list balancers for a HorizontalPodAutoscaler", "hpa", hpa.Name)
 		return nil
 	}

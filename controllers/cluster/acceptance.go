@@ -62,7 +62,8 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 		return nil // which objects the Cluster sends is not known
 	}
 	var list operatorv1alpha1.ClusterList
-	if err := r.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+	// Only their names are read.
+	if err := r.List(ctx, &list, client.InNamespace(cluster.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list clusters: %w", err)
 	}
 	exists := map[string]bool{cluster.Name: true}
@@ -96,7 +97,8 @@ func (r *Reconciler) removeFromRejections(ctx context.Context, deleted types.Nam
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
 	for _, l := range []client.ObjectList{&outputs, &inputs} {
-		if err := r.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		// writeAcceptance copies what it changes.
+		if err := r.List(ctx, l, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return fmt.Errorf("list outputs and inputs: %w", err)
 		}
 	}
@@ -107,13 +109,14 @@ func (r *Reconciler) removeFromRejections(ctx context.Context, deleted types.Nam
 	})
 }
 
-// writeAcceptance applies update to the status of every Output and Input, and writes those whose status
-// changed: an unchanged fleet costs no write.
+// writeAcceptance applies update to a copy of the status of every Output and Input, and writes those whose
+// status changed: an unchanged fleet costs no write. The objects given may be the cache's own: they are only
+// read.
 func (r *Reconciler) writeAcceptance(ctx context.Context, outputs []operatorv1alpha1.Output,
 	inputs []operatorv1alpha1.Input, update func(acceptance)) error {
 	for i := range outputs {
-		o := &outputs[i]
-		base := o.DeepCopy()
+		base := &outputs[i]
+		o := base.DeepCopy()
 		update(outputAcceptance(o))
 		if equality.Semantic.DeepEqual(base.Status, o.Status) {
 			continue
@@ -123,8 +126,8 @@ func (r *Reconciler) writeAcceptance(ctx context.Context, outputs []operatorv1al
 		}
 	}
 	for i := range inputs {
-		in := &inputs[i]
-		base := in.DeepCopy()
+		base := &inputs[i]
+		in := base.DeepCopy()
 		update(inputAcceptance(in))
 		if equality.Semantic.DeepEqual(base.Status, in.Status) {
 			continue

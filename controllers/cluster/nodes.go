@@ -26,7 +26,8 @@ func (r *Reconciler) nodeLost(ctx context.Context, name string) (time.Time, stri
 		return time.Time{}, "", false, nil
 	}
 	var node corev1.Node
-	err := r.Get(ctx, types.NamespacedName{Name: name}, &node)
+	// Read only (a Node's status lists every image it holds: copying it per pod per reconcile is not free).
+	err := r.Get(ctx, types.NamespacedName{Name: name}, &node, client.UnsafeDisableDeepCopy)
 	switch {
 	case apierrors.IsNotFound(err):
 		return r.nodes.missing(name, r.now()), "its node " + name + " is gone", true, nil
@@ -54,7 +55,8 @@ func (r *Reconciler) nodeLost(ctx context.Context, name string) (time.Time, stri
 // clustersOfNode wakes the Clusters that have collector pods on a Node that changed or went away.
 func (m clusterMappings) clustersOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
 	var pods corev1.PodList
-	if err := m.List(ctx, &pods); err != nil {
+	// Every collector pod of every Cluster, on every event of a Node: read only, without copies.
+	if err := m.List(ctx, &pods, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list collector pods for a node event", "node", obj.GetName())
 		return nil
 	}

@@ -22,14 +22,15 @@ func (r *Reconciler) reportPipelines(ctx context.Context, cluster *operatorv1alp
 	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	verdict := m.verdict
 	for i := range w.pipelines {
-		p := &w.pipelines[i]
-		if p.Spec.ClusterRef != cluster.Name {
+		if w.pipelines[i].Spec.ClusterRef != cluster.Name {
 			continue
 		}
-		base := p.DeepCopy()
-		own := m.fleet.Own(p, func() selection.Selection {
+		// The listed Pipeline may be the cache's own: it is only read, its status is written from a copy.
+		base := &w.pipelines[i]
+		p := base.DeepCopy()
+		own := m.fleet.Own(base, func() selection.Selection {
 			objects := w.objects
-			objects.Pipelines = []operatorv1alpha1.Pipeline{*p}
+			objects.Pipelines = []operatorv1alpha1.Pipeline{*base}
 			return selection.Resolve(cluster.Name, objects)
 		})
 		counts := own.Counts

@@ -94,7 +94,8 @@ func (r *Reconciler) reportProcessors(ctx context.Context, cluster *operatorv1al
 		return nil // which objects the Cluster sends is not known, or there is nothing to report on
 	}
 	var list operatorv1alpha1.ClusterList
-	if err := r.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+	// Only their names are read.
+	if err := r.List(ctx, &list, client.InNamespace(cluster.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list clusters: %w", err)
 	}
 	exists := map[string]bool{cluster.Name: true}
@@ -129,7 +130,8 @@ func processorRunning(p *operatorv1alpha1.Processor) acceptance {
 // removeFromProcessors removes a deleted Cluster's entries from the usedBy and failedOn lists of its namespace's Processors.
 func (r *Reconciler) removeFromProcessors(ctx context.Context, deleted types.NamespacedName) error {
 	var processors operatorv1alpha1.ProcessorList
-	if err := r.List(ctx, &processors, client.InNamespace(deleted.Namespace)); err != nil {
+	// writeProcessorUses copies what it changes.
+	if err := r.List(ctx, &processors, client.InNamespace(deleted.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list processors: %w", err)
 	}
 	return r.writeProcessorUses(ctx, processors.Items, func(p *operatorv1alpha1.Processor) {
@@ -138,11 +140,13 @@ func (r *Reconciler) removeFromProcessors(ctx context.Context, deleted types.Nam
 	})
 }
 
+// writeProcessorUses applies update to a copy of every Processor and writes those whose status changed. The
+// Processors given may be the cache's own: they are only read.
 func (r *Reconciler) writeProcessorUses(ctx context.Context, processors []operatorv1alpha1.Processor,
 	update func(*operatorv1alpha1.Processor)) error {
 	for i := range processors {
-		p := &processors[i]
-		base := p.DeepCopy()
+		base := &processors[i]
+		p := base.DeepCopy()
 		update(p)
 		if equality.Semantic.DeepEqual(base.Status, p.Status) {
 			continue

@@ -306,10 +306,11 @@ func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 }
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic
-// locking so that two Clusters writing the same Target never lose each other's entry.
-func (r *Reconciler) patchTargetState(ctx context.Context, t *operatorv1alpha1.Target, cluster string,
+// locking so that two Clusters writing the same Target never lose each other's entry. The Target given may be
+// the cache's own: it is only read, the write is made from a copy.
+func (r *Reconciler) patchTargetState(ctx context.Context, listed *operatorv1alpha1.Target, cluster string,
 	state *operatorv1alpha1.TargetClusterState) error {
-	base := t.DeepCopy()
+	base, t := listed, listed.DeepCopy()
 	if state == nil {
 		delete(t.Status.ClusterStates, cluster)
 	} else {
@@ -347,7 +348,9 @@ func summarize(states map[string]operatorv1alpha1.TargetClusterState) (int32, st
 func (r *Reconciler) removeFromTargetStatuses(ctx context.Context, deleted types.NamespacedName) error {
 	namespace, cluster := deleted.Namespace, deleted.Name
 	var targets operatorv1alpha1.TargetList
-	if err := r.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
+	// Every Target of the namespace, most without an entry of the Cluster: patchTargetState copies those it
+	// writes.
+	if err := r.List(ctx, &targets, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list targets: %w", err)
 	}
 	for i := range targets.Items {

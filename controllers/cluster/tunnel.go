@@ -163,7 +163,7 @@ func reportTunnelTargets(w *world, pushed pushResults, runtimes collectorRuntime
 // their selection may have changed in either direction, so no finer mapping is attempted.
 func (m clusterMappings) clustersWithTunnel(ctx context.Context, obj client.Object) []reconcile.Request {
 	var clusters operatorv1alpha1.ClusterList
-	if err := m.List(ctx, &clusters, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := m.List(ctx, &clusters, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list clusters for a tunnel target policy event", "namespace", obj.GetNamespace())
 		return nil
 	}

@@ -16,7 +16,10 @@ import (
 
 // Each watch maps a change to the Clusters it affects, and only those (setup.go has the table of watches).
 
-// clusterMappings map watched objects to the Clusters they affect, reading nothing but the cache.
+// clusterMappings map watched objects to the Clusters they affect, reading nothing but the cache. They change
+// nothing they list, so they list the cache's own objects, without deep copies (client.UnsafeDisableDeepCopy,
+// docs/development.md "Reading from the cache"): a Target event in a namespace of 50,000 Targets would
+// otherwise copy them all.
 type clusterMappings struct{ client.Reader }
 
 func requests(namespace string, clusters ...string) []reconcile.Request {
@@ -46,7 +49,7 @@ func clusterOfPipeline(_ context.Context, obj client.Object) []reconcile.Request
 
 func (m clusterMappings) pipelines(ctx context.Context, namespace string) []operatorv1alpha1.Pipeline {
 	var list operatorv1alpha1.PipelineList
-	if err := m.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+	if err := m.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list pipelines for a watch event", "namespace", namespace)
 		return nil
 	}
@@ -85,7 +88,7 @@ func (m clusterMappings) clustersOfProcessor(ctx context.Context, obj client.Obj
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
 	for _, l := range []client.ObjectList{&outputs, &inputs} {
-		if err := m.List(ctx, l, client.InNamespace(p.Namespace)); err != nil {
+		if err := m.List(ctx, l, client.InNamespace(p.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			log.FromContext(ctx).Error(err, "list outputs and inputs for a processor event", "namespace", p.Namespace)
 			return nil
 		}
@@ -108,7 +111,7 @@ func (m clusterMappings) clustersOfSecret(ctx context.Context, obj client.Object
 	ns := obj.GetNamespace()
 	clusters := []string{obj.GetLabels()[operatorv1alpha1.ClusterLabel]}
 	var profiles operatorv1alpha1.TargetProfileList
-	if err := m.List(ctx, &profiles, client.InNamespace(ns)); err != nil {
+	if err := m.List(ctx, &profiles, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list target profiles for a secret event", "namespace", ns)
 		return requests(ns, clusters...)
 	}
@@ -125,7 +128,7 @@ func (m clusterMappings) clustersWithConfigFromSecret(ctx context.Context, names
 	var outputs operatorv1alpha1.OutputList
 	var inputs operatorv1alpha1.InputList
 	for _, l := range []client.ObjectList{&outputs, &inputs} {
-		if err := m.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		if err := m.List(ctx, l, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 			log.FromContext(ctx).Error(err, "list outputs and inputs for a secret event", "namespace", namespace)
 			return nil
 		}
@@ -153,7 +156,7 @@ func (m clusterMappings) clustersWithConfigFromSecret(ctx context.Context, names
 
 func (m clusterMappings) clustersUsingProfiles(ctx context.Context, namespace string, profiles ...string) []string {
 	var targets operatorv1alpha1.TargetList
-	if err := m.List(ctx, &targets, client.InNamespace(namespace)); err != nil {
+	if err := m.List(ctx, &targets, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list targets for a profile event", "namespace", namespace)
 		return nil
 	}

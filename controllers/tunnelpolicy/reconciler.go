@@ -56,7 +56,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		what string
 		list client.ObjectList
 	}{{"target profiles", &profiles}, {"subscriptions", &subs}, {"clusters", &clusters}, {"secrets", &secrets}} {
-		if err := r.List(ctx, l.list, ns); err != nil {
+		// Read only (the policy is the copy written): the cache's own objects, without copies.
+		if err := r.List(ctx, l.list, ns, client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, fmt.Errorf("list %s: %w", l.what, err)
 		}
 	}
@@ -157,7 +158,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // policiesOfNamespace are every TunnelTargetPolicy of the object's namespace.
 func (r *Reconciler) policiesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	var policies operatorv1alpha1.TunnelTargetPolicyList
-	if err := r.List(ctx, &policies, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := r.List(ctx, &policies, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list tunnel target policies", "namespace", obj.GetNamespace())
 		return nil
 	}
