@@ -341,6 +341,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
 		Cache:                         cache.Options{ByObject: cluster.CacheByObject()},
+		NewCache:                      tripwires.newCache,
 		Logger:                        ctrl.Log,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		LeaderElection:                true,

@@ -197,6 +197,7 @@ func newShardedManager(restConfig *rest.Config) ctrl.Manager {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		Cache:                  cache.Options{ByObject: sharding.CacheByObject(cluster.CacheByObject())},
+		NewCache:               tripwires.newCache,
 		Logger:                 ctrl.Log,
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},

@@ -73,6 +73,12 @@ var _ = AfterEach(func() {
 	}
 })
 
+// No spec's operator changes an object in its caches (cache_tripwire_test.go): those still running are
+// checked at the end of every spec, each operator once more when it stops.
+var _ = AfterEach(func() {
+	Expect(tripwires.mutated()).To(BeEmpty(), "objects the operator changed in its cache")
+})
+
 var _ = AfterSuite(func() {
 	cancel()
 	if env != nil {
@@ -85,6 +91,8 @@ type operator struct {
 	stop   context.CancelFunc
 	done   chan struct{}
 	writes *writeCounter
+	// tripwire finds what the operator changed in its manager's cache.
+	tripwire *cacheTripwire
 }
 
 // writeCounter counts the operator's API writes per namespace: every spec's fleet has its own namespace,
@@ -218,7 +226,9 @@ func newManager(restConfig *rest.Config) ctrl.Manager {
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cache.Options{ByObject: cluster.CacheByObject()},
-		Logger:  ctrl.Log,
+		// The suite checks that nothing changes the objects in the cache (cache_tripwire_test.go).
+		NewCache: tripwires.newCache,
+		Logger:   ctrl.Log,
 		// Every operator instance in a test must start from what the API says, not from a previous one.
 		HealthProbeBindAddress: "0",
 		// Tests restart the operator in one process; each instance registers the same controller name.
@@ -243,12 +253,19 @@ func runManager(mgr ctrl.Manager) *operator {
 		defer close(done)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-	return &operator{stop: stop, done: done}
+	op := &operator{stop: stop, done: done}
+	if tripped, ok := mgr.GetCache().(*trippedCache); ok {
+		op.tripwire = tripped.wire
+	}
+	return op
 }
 
 func (o *operator) Stop() {
 	o.stop()
 	Eventually(o.done, 30*time.Second).Should(BeClosed())
+	if o.tripwire != nil {
+		Expect(o.tripwire.mutated()).To(BeEmpty(), "objects the operator changed in its cache")
+	}
 }
 
 // cachedClient lets the interceptor wrap the manager's cached client, which has no Watch.
