@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -98,6 +99,80 @@ var _ = Describe("The caches of a replica's share", func() {
 				Expect(c.GetLabels()).To(HaveKeyWithValue(operatorv1alpha1.ClusterLabel, name))
 				Expect(c.(*appsv1.StatefulSet).Spec.Replicas).To(BeNil(), "the Cluster %s outside the share is held whole", step.other)
 			}
+		}
+	})
+})
+
+// sameMap is true when a and b are one map, not equal copies.
+func sameMap(a, b map[string]string) bool {
+	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+var _ = Describe("Reads without copies through the share's client", func() {
+	// The Cluster reconciler lists a namespace's Targets and its Cluster's objects with
+	// client.UnsafeDisableDeepCopy where it only reads (docs/development.md, "Reading from the cache").
+	It("give the share's cached objects themselves, and copies without the option", func() {
+		const name = "telemetry"
+		ns := fmt.Sprintf("nocopy-%d", namespaceSeq.Add(1))
+		Expect(k8sClient.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		labels := map[string]string{operatorv1alpha1.ClusterLabel: name}
+		Expect(k8sClient.Create(suiteCtx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: "gnmic"}}}}}})).To(Succeed())
+		Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r1",
+			Labels: map[string]string{"site": "a"}}, Spec: operatorv1alpha1.TargetSpec{Address: "10.0.0.1:57400", Profile: "routers"}})).To(Succeed())
+
+		httpClient, err := rest.HTTPClientFor(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+		Expect(err).NotTo(HaveOccurred())
+		share, err := newShareCaches(cfg, httpClient, scheme, mapper, testKinds(), func(types.NamespacedName) {})
+		Expect(err).NotTo(HaveOccurred())
+		ctx, stop := context.WithCancel(suiteCtx)
+		DeferCleanup(stop)
+		go func() { _ = share.Start(ctx) }()
+		key := types.NamespacedName{Namespace: ns, Name: name}
+		share.setShare([]types.NamespacedName{key})
+		Eventually(func() bool { return share.covers(key) }, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+		reads := &shareClient{Client: k8sClient, share: share, live: k8sClient}
+
+		for _, read := range []struct {
+			what string
+			list func(opts ...client.ListOption) map[string]string
+		}{
+			{"the Targets of a namespace (its cache of Targets)", func(opts ...client.ListOption) map[string]string {
+				var l operatorv1alpha1.TargetList
+				Expect(reads.List(suiteCtx, &l, append(opts, client.InNamespace(ns))...)).To(Succeed())
+				Expect(l.Items).To(HaveLen(1))
+				return l.Items[0].Labels
+			}},
+			{"the Targets of every namespace of the share", func(opts ...client.ListOption) map[string]string {
+				var l operatorv1alpha1.TargetList
+				Expect(reads.List(suiteCtx, &l, opts...)).To(Succeed())
+				Expect(l.Items).To(HaveLen(1))
+				return l.Items[0].Labels
+			}},
+			{"a Cluster's StatefulSets (the segments)", func(opts ...client.ListOption) map[string]string {
+				var l appsv1.StatefulSetList
+				Expect(reads.List(suiteCtx, &l, append(opts, client.InNamespace(ns))...)).To(Succeed())
+				Expect(l.Items).To(HaveLen(1))
+				return l.Items[0].Labels
+			}},
+			{"a Cluster's StatefulSet by name (the segments)", func(opts ...client.ListOption) map[string]string {
+				var sts appsv1.StatefulSet
+				var get []client.GetOption
+				if len(opts) > 0 {
+					get = append(get, client.UnsafeDisableDeepCopy)
+				}
+				Expect(reads.Get(suiteCtx, key, &sts, get...)).To(Succeed())
+				return sts.Labels
+			}},
+		} {
+			By(read.what)
+			Expect(sameMap(read.list(client.UnsafeDisableDeepCopy), read.list(client.UnsafeDisableDeepCopy))).To(BeTrue(),
+				"two reads without copies give two copies")
+			Expect(sameMap(read.list(), read.list(client.UnsafeDisableDeepCopy))).To(BeFalse(), "a read with copies gives the cache's object")
 		}
 	})
 })
