@@ -31,7 +31,7 @@ import (
 // lists is then the cache's own objects, and a write into one of their maps, slices or pointers changes the
 // cache, for every later reader, without any API write (docs/development.md, "Reading from the cache").
 //
-// Every cache the suite's managers build is wrapped in a tripwire: it keeps a deep copy of every object of
+// Every cache the suite's managers build (and the caches of a sharded replica's share) is wrapped in a tripwire: it keeps a deep copy of every object of
 // those kinds as the cache delivered it, and finds the cached objects that differ from their copy at the same
 // resourceVersion. Each operator's Stop and every spec's end check it, so the whole suite runs under it.
 
@@ -58,6 +58,9 @@ func (reg *tripwireRegistry) newCache(config *rest.Config, opts cache.Options) (
 		return nil, err
 	}
 	wire := newCacheTripwire(opts.Scheme)
+	// A cache that refuses reads of kinds it was not asked to inform on (a sharded replica's share caches)
+	// must keep refusing them: only its informers feed the tripwire.
+	wire.readsStartInformers = !opts.ReaderFailOnMissingInformer
 	reg.mu.Lock()
 	reg.wires = append(reg.wires, wire)
 	reg.mu.Unlock()
@@ -88,6 +91,8 @@ func (reg *tripwireRegistry) forgetStopped(checked []*cacheTripwire) {
 type cacheTripwire struct {
 	scheme *runtime.Scheme
 	kinds  map[schema.GroupVersionKind]bool
+	// readsStartInformers is true when a read of a kind the cache has no informer of starts one.
+	readsStartInformers bool
 
 	mu        sync.Mutex
 	stores    map[schema.GroupVersionKind]toolscache.Store
@@ -108,12 +113,12 @@ func newCacheTripwire(scheme *runtime.Scheme) *cacheTripwire {
 	return w
 }
 
-// stopped is true once the cache's Start returned.
+// stopped is true once the cache's Start returned (a cache not started yet may still start).
 func (w *cacheTripwire) stopped() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done == nil {
-		return true // never started
+		return false
 	}
 	select {
 	case <-w.done:
@@ -278,7 +283,7 @@ func (c *trippedCache) List(ctx context.Context, list client.ObjectList, opts ..
 // watchRead registers the tripwire on the informer a read of obj's kind uses (and starts, as the read would).
 func (c *trippedCache) watchRead(ctx context.Context, obj runtime.Object) error {
 	gvk, ok := c.wire.itemKind(obj)
-	if !ok {
+	if !ok || !c.wire.readsStartInformers {
 		return nil
 	}
 	c.wire.mu.Lock()

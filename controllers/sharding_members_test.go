@@ -168,7 +168,9 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 	}
 	// As the operator wires a sharded replica (manager.go).
 	member, err := sharding.New(mgr, sharding.Options{Namespace: namespace, Identity: m.identity, Pod: m.pod,
-		LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter, Share: cluster.ShareKinds()})
+		LeaseDuration: lease, ConsolidateAfter: shardConsolidateAfter, Share: cluster.ShareKinds(),
+		// The caches of the share run under the suite's tripwire too.
+		NewCache: tripwires.newCache})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(mgr.Add(member)).To(Succeed())
 	r := &cluster.Reconciler{

@@ -124,6 +124,8 @@ type Options struct {
 	ReadyWithin time.Duration
 	// Share are the kinds the caches of the share hold.
 	Share Kinds
+	// NewCache makes each cache of the share, as the manager's option of that name does; nil means cache.New.
+	NewCache cache.NewCacheFunc
 }
 
 // Kinds are what the caches of a share hold, as the Cluster reconciler reads them.
@@ -164,6 +166,9 @@ func New(mgr ctrl.Manager, o Options) (*Member, error) {
 		return nil, fmt.Errorf("cache the share: %w", err)
 	}
 	s.share.watchNamespaces = o.WatchNamespaces
+	if o.NewCache != nil {
+		s.share.newCache = o.NewCache
+	}
 	if o.ConsolidateAfter > 0 {
 		s.share.consolidateAfter = o.ConsolidateAfter
 	}

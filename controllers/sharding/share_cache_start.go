@@ -28,7 +28,7 @@ func (s *shareCaches) startShareCache(ctx context.Context, namespace string, clu
 	if err != nil {
 		return nil, err
 	}
-	c, err := cache.New(s.config, opts)
+	c, err := s.newCache(s.config, opts)
 	if err != nil {
 		return nil, fmt.Errorf("create a cache of the share: %w", err)
 	}

@@ -73,6 +73,8 @@ type shareCaches struct {
 	// consolidateAfter is how long the share must stay unchanged before one cache of the whole share
 	// replaces its segments.
 	consolidateAfter time.Duration
+	// newCache makes each cache (Options.NewCache).
+	newCache cache.NewCacheFunc
 
 	changed chan struct{}
 
@@ -116,7 +118,7 @@ type shareCache struct {
 func newShareCaches(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper,
 	kinds Kinds, wake func(types.NamespacedName)) (*shareCaches, error) {
 	s := &shareCaches{config: config, http: httpClient, scheme: scheme, mapper: mapper, kinds: kinds, wake: wake,
-		consolidateAfter: shareConsolidateAfter, changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
+		consolidateAfter: shareConsolidateAfter, newCache: cache.New, changed: make(chan struct{}, 1), want: map[string][]string{}, namespaces: map[string]*namespaceTargets{}}
 	var err error
 	if s.clusterObjects, err = groupKindsOf(scheme, kinds.Owned); err != nil {
 		return nil, err
