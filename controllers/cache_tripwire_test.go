@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,7 +89,8 @@ func (reg *tripwireRegistry) forgetStopped(checked []*cacheTripwire) {
 	reg.wires = slices.DeleteFunc(reg.wires, func(w *cacheTripwire) bool { return slices.Contains(checked, w) && w.stopped() })
 }
 
-// cacheTripwire holds, per kind, the cache's store and a deep copy of each object as the cache delivered it.
+// cacheTripwire holds, per kind, how to read the cache's objects and a deep copy of each object as the cache
+// delivered it.
 type cacheTripwire struct {
 	scheme *runtime.Scheme
 	kinds  map[schema.GroupVersionKind]bool
@@ -95,14 +98,14 @@ type cacheTripwire struct {
 	readsStartInformers bool
 
 	mu        sync.Mutex
-	stores    map[schema.GroupVersionKind]toolscache.Store
+	cached    map[schema.GroupVersionKind]func() []any
 	delivered map[schema.GroupVersionKind]map[string]client.Object
 	done      <-chan struct{}
 }
 
 func newCacheTripwire(scheme *runtime.Scheme) *cacheTripwire {
 	w := &cacheTripwire{scheme: scheme, kinds: map[schema.GroupVersionKind]bool{},
-		stores: map[schema.GroupVersionKind]toolscache.Store{}, delivered: map[schema.GroupVersionKind]map[string]client.Object{}}
+		cached: map[schema.GroupVersionKind]func() []any{}, delivered: map[schema.GroupVersionKind]map[string]client.Object{}}
 	for _, obj := range tripwireKinds {
 		gvk, err := apiutil.GVKForObject(obj, scheme)
 		if err != nil {
@@ -145,18 +148,19 @@ func (w *cacheTripwire) itemKind(obj runtime.Object) (schema.GroupVersionKind, b
 	return gvk, w.kinds[gvk]
 }
 
-// watch registers the tripwire on the informer of the kind, once.
-func (w *cacheTripwire) watch(gvk schema.GroupVersionKind, informer cache.Informer) error {
-	store, ok := informer.(interface{ GetStore() toolscache.Store })
-	if !ok {
-		return fmt.Errorf("informer of %s is a %T: its store cannot be read", gvk, informer)
-	}
+// watch registers the tripwire on the informer of the kind, once; c is the cache it belongs to.
+func (w *cacheTripwire) watch(gvk schema.GroupVersionKind, informer cache.Informer, c client.Reader) error {
 	w.mu.Lock()
-	if w.stores[gvk] != nil {
+	if w.cached[gvk] != nil {
 		w.mu.Unlock()
 		return nil
 	}
-	w.stores[gvk] = store.GetStore()
+	if store, ok := informer.(interface{ GetStore() toolscache.Store }); ok {
+		w.cached[gvk] = store.GetStore().List
+	} else {
+		// A cache of some namespaces has an informer per namespace: its objects are read through it.
+		w.cached[gvk] = func() []any { return w.listShared(c, gvk) }
+	}
 	w.delivered[gvk] = map[string]client.Object{}
 	w.mu.Unlock()
 	keep := func(obj any) {
@@ -188,14 +192,45 @@ func (w *cacheTripwire) watch(gvk schema.GroupVersionKind, informer cache.Inform
 
 func storeKey(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
+// listShared lists the cache's objects of the kind without copies: each item a copy of the cached object's
+// struct, sharing its maps, slices and pointers. None when the cache cannot be read (stopped before it synced).
+func (w *cacheTripwire) listShared(c client.Reader, gvk schema.GroupVersionKind) []any {
+	obj, err := w.scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil
+	}
+	list := obj.(client.ObjectList)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	out := make([]any, len(items))
+	for i := range items {
+		out[i] = items[i]
+	}
+	return out
+}
+
 // mutated names each cached object that differs from the copy the cache delivered at the same
 // resourceVersion, with a short diff. An object whose newer version is not delivered yet is not compared.
 func (w *cacheTripwire) mutated() []string {
 	w.mu.Lock()
+	readers := maps.Clone(w.cached)
+	w.mu.Unlock()
+	cached := map[schema.GroupVersionKind][]any{}
+	for gvk, read := range readers {
+		cached[gvk] = read()
+	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
-	for gvk, store := range w.stores {
-		for _, item := range store.List() {
+	for gvk, items := range cached {
+		for _, item := range items {
 			cached, ok := item.(client.Object)
 			if !ok {
 				continue
@@ -246,7 +281,7 @@ func (c *trippedCache) GetInformer(ctx context.Context, obj client.Object, opts 
 		return nil, err
 	}
 	if gvk, ok := c.wire.itemKind(obj); ok {
-		if err := c.wire.watch(gvk, informer); err != nil {
+		if err := c.wire.watch(gvk, informer, c.Cache); err != nil {
 			return nil, err
 		}
 	}
@@ -259,7 +294,7 @@ func (c *trippedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupV
 		return nil, err
 	}
 	if c.wire.kinds[gvk] {
-		if err := c.wire.watch(gvk, informer); err != nil {
+		if err := c.wire.watch(gvk, informer, c.Cache); err != nil {
 			return nil, err
 		}
 	}
@@ -287,7 +322,7 @@ func (c *trippedCache) watchRead(ctx context.Context, obj runtime.Object) error 
 		return nil
 	}
 	c.wire.mu.Lock()
-	watched := c.wire.stores[gvk] != nil
+	watched := c.wire.cached[gvk] != nil
 	c.wire.mu.Unlock()
 	if watched {
 		return nil
@@ -296,7 +331,7 @@ func (c *trippedCache) watchRead(ctx context.Context, obj runtime.Object) error 
 	if err != nil {
 		return err
 	}
-	return c.wire.watch(gvk, informer)
+	return c.wire.watch(gvk, informer, c.Cache)
 }
 
 // holds is true once the tripwire holds the copy of the object the cache delivered at its resourceVersion.
