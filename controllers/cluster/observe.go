@@ -169,7 +169,10 @@ func (w *world) sharedPart(cfg gnmic.Config) string {
 }
 
 func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Cluster) (*world, error) {
+	// The world is read, never changed: its objects are the cache's own (no deep copies, which cost a tenth of a
+	// reconcile at 50,000 Targets), and whatever writes one of them writes a copy (docs/development.md).
 	ns := client.InNamespace(cluster.Namespace)
+	noCopy := client.UnsafeDisableDeepCopy
 	var (
 		pipelines operatorv1alpha1.PipelineList
 		targets   operatorv1alpha1.TargetList
@@ -186,15 +189,15 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		list client.ObjectList
 		opts []client.ListOption
 	}{
-		{"pipelines", &pipelines, []client.ListOption{ns}},
-		{"targets", &targets, []client.ListOption{ns}},
-		{"subscriptions", &subs, []client.ListOption{ns}},
-		{"outputs", &outputs, []client.ListOption{ns}},
-		{"inputs", &inputs, []client.ListOption{ns}},
-		{"processors", &procs, []client.ListOption{ns}},
-		{"target profiles", &profiles, []client.ListOption{ns}},
-		{"tunnel target policies", &policies, []client.ListOption{ns}},
-		{"pods", &pods, []client.ListOption{ns, client.MatchingLabels(workload.Labels(cluster))}},
+		{"pipelines", &pipelines, []client.ListOption{ns, noCopy}},
+		{"targets", &targets, []client.ListOption{ns, noCopy}},
+		{"subscriptions", &subs, []client.ListOption{ns, noCopy}},
+		{"outputs", &outputs, []client.ListOption{ns, noCopy}},
+		{"inputs", &inputs, []client.ListOption{ns, noCopy}},
+		{"processors", &procs, []client.ListOption{ns, noCopy}},
+		{"target profiles", &profiles, []client.ListOption{ns, noCopy}},
+		{"tunnel target policies", &policies, []client.ListOption{ns, noCopy}},
+		{"pods", &pods, []client.ListOption{ns, client.MatchingLabels(workload.Labels(cluster)), noCopy}},
 	} {
 		if err := r.List(ctx, l.list, l.opts...); err != nil {
 			return nil, fmt.Errorf("list %s: %w", l.what, err)
