@@ -51,6 +51,8 @@ type world struct {
 	// on while it is not there (status' lastPod).
 	current map[string]int
 	last    map[string]int
+	// recordedVersion moves whenever current or last change (they are the fleet memory's, kept in place).
+	recordedVersion uint64
 	// weights is what each selected target weighs in placement, and how the pods fill; the zero value by
 	// count.
 	weights clusterplacement.Weights
@@ -275,7 +277,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	if w.lost, err = r.findLostPods(ctx, client.ObjectKeyFromObject(cluster), w); err != nil {
 		return nil, err
 	}
-	w.current, w.last = clusterplacement.Recorded(cluster, w.selection)
+	w.current, w.last, w.recordedVersion = memory.fleet.Recorded(cluster)
 	w.weights = clusterplacement.Weigh(cluster, w.selection)
 	return w, nil
 }

@@ -86,8 +86,9 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 		Weights:     w.weights,
 	}
 	// A steady fleet is placed as it was: placement is pure, and nothing it reads changed.
-	if memory.placed == nil || !memory.placed.fleet.Equal(fleet) {
-		memory.placed = &placedFleet{fleet: fleet, plan: clusterplacement.Place(fleet)}
+	// The recorded pods are the fleet memory's maps, changed in place: their version tells whether they moved.
+	if memory.placed == nil || memory.placed.recorded != w.recordedVersion || !memory.placed.fleet.EqualBesidesRecorded(fleet) {
+		memory.placed = &placedFleet{fleet: fleet, recorded: w.recordedVersion, plan: clusterplacement.Place(fleet)}
 	}
 	placed := memory.placed.plan
 	plan.result, plan.held, plan.last = placed.Result, placed.Held, placed.Last
@@ -138,6 +139,7 @@ func podCondition(pod *corev1.Pod, kind corev1.PodConditionType) *corev1.PodCond
 
 // placedFleet is the last placement of a Cluster's fleet and what it was computed from.
 type placedFleet struct {
-	fleet clusterplacement.Fleet
-	plan  clusterplacement.Plan
+	fleet    clusterplacement.Fleet
+	recorded uint64
+	plan     clusterplacement.Plan
 }

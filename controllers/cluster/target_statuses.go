@@ -41,8 +41,9 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
 	}
 	var writes []targetStatusWrite
-	for i := range w.targets {
-		t := &w.targets[i]
+	// Every Target of the namespace, with whether the Cluster selects it: the fleet memory's, one pass without
+	// a lookup.
+	for t, selected := range memory.fleet.Targets() {
 		have, had := t.Status.ClusterStates[cluster.Name]
 		last, wrote := lastWritten[t.UID]
 		if wrote {
@@ -52,7 +53,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			backlog = true
 			continue
 		}
-		if !memory.fleet.Selected(t.Name) {
+		if !selected {
 			if had {
 				writes = append(writes, targetStatusWrite{target: t})
 			}

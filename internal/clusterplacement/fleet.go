@@ -117,34 +117,38 @@ func PodCapacity(c *v1alpha1.Cluster) int {
 // are left out.
 func Recorded(c *v1alpha1.Cluster, sel selection.Selection) (current, last map[string]int) {
 	current, last = map[string]int{}, map[string]int{}
-	// Thousands of targets name the same few pods: each name is read once.
-	type parsed struct {
-		ordinal int
-		ok      bool
-	}
-	ordinals := map[string]parsed{}
-	ordinalOf := func(pod string) (int, bool) {
-		p, seen := ordinals[pod]
-		if !seen {
-			p.ordinal, p.ok = workload.PodOrdinal(c, pod)
-			p.ok = p.ok && pod != ""
-			ordinals[pod] = p
-		}
-		return p.ordinal, p.ok
-	}
 	for _, st := range sel.Targets {
-		state, ok := st.Target.Status.ClusterStates[c.Name]
-		if !ok {
-			continue
+		r := RecordedOf(c, st.Target)
+		if r.HasCurrent {
+			current[st.Target.Name] = r.Current
 		}
-		if ordinal, ok := ordinalOf(state.Pod); ok {
-			current[st.Target.Name] = ordinal
-		}
-		if ordinal, ok := ordinalOf(state.LastPod); ok {
-			last[st.Target.Name] = ordinal
+		if r.HasLast {
+			last[st.Target.Name] = r.Last
 		}
 	}
 	return current, last
+}
+
+// RecordedPods is where one Target's status says it is for a Cluster (Recorded).
+type RecordedPods struct {
+	Current, Last       int
+	HasCurrent, HasLast bool
+}
+
+// RecordedOf is where t's status says it is for the Cluster c.
+func RecordedOf(c *v1alpha1.Cluster, t *v1alpha1.Target) RecordedPods {
+	var r RecordedPods
+	state, ok := t.Status.ClusterStates[c.Name]
+	if !ok {
+		return r
+	}
+	if state.Pod != "" {
+		r.Current, r.HasCurrent = workload.PodOrdinal(c, state.Pod)
+	}
+	if state.LastPod != "" {
+		r.Last, r.HasLast = workload.PodOrdinal(c, state.LastPod)
+	}
+	return r
 }
 
 // DomainInput is the Cluster's domains and policy as the input of domains.Split, without pod counts.
@@ -192,8 +196,12 @@ func SettledOrdinals(c *v1alpha1.Cluster) ([]int, error) {
 
 // Equal tells whether placing f gives what placing o gives: everything Place reads is the same.
 func (f Fleet) Equal(o Fleet) bool {
+	return f.EqualBesidesRecorded(o) && maps.Equal(f.Current, o.Current) && maps.Equal(f.Last, o.Last)
+}
+
+// EqualBesidesRecorded is Equal but for Current and Last, for a caller that knows they did not change.
+func (f Fleet) EqualBesidesRecorded(o Fleet) bool {
 	return f.PodCapacity == o.PodCapacity && slices.Equal(f.Desired, o.Desired) && slices.Equal(f.Ready, o.Ready) &&
 		slices.Equal(f.Holding, o.Holding) && f.Weights.Fill == o.Weights.Fill &&
-		slices.Equal(f.Placeable, o.Placeable) && slices.Equal(f.Skipped, o.Skipped) &&
-		maps.Equal(f.Current, o.Current) && maps.Equal(f.Last, o.Last) && maps.Equal(f.Weights.Of, o.Weights.Of)
+		slices.Equal(f.Placeable, o.Placeable) && slices.Equal(f.Skipped, o.Skipped) && maps.Equal(f.Weights.Of, o.Weights.Of)
 }

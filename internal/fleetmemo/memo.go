@@ -65,6 +65,11 @@ type Memo struct {
 	selectEpoch    uint64
 	memberVersions map[string]uint64
 	owns           map[string]ownEntry
+	// current and last are what Recorded gives, recordedFor what they were read for, recordedVersion moves
+	// with them.
+	current, last   map[string]int
+	recordedFor     string
+	recordedVersion uint64
 }
 
 // targetEntry is one target's result with what it was computed from.
@@ -139,6 +144,7 @@ func (m *Memo) init() {
 	m.picks = map[string]*pickEntry{}
 	m.memberVersions = map[string]uint64{}
 	m.owns = map[string]ownEntry{}
+	m.current, m.last = map[string]int{}, map[string]int{}
 }
 
 // keep records a new entry.
@@ -356,11 +362,9 @@ func (m *Memo) podKey(full gnmic.Config, names []string) PodKey {
 	m.init()
 	key := PodKey{rest: m.restDigest(full), n: len(names)}
 	for _, name := range names {
-		var version uint64
+		var version uint64 // full's Targets are the rendered entries' (Render)
 		if e := m.targets[name]; e != nil && e.result.Err == nil {
-			if _, ok := full.Targets[name]; ok {
-				version = e.version
-			}
+			version = e.version
 		}
 		h := mix(maphash.String(m.seed, name) ^ mix(version+0x9e3779b97f4a7c15))
 		key.sum += h

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
@@ -118,7 +120,7 @@ func (w *world) setPipeline(name string, subs, outputs []string, role string) {
 func (w *world) change() string {
 	name := fmt.Sprintf("t%02d", w.rng.IntN(40))
 	t := w.targets[name]
-	switch op := w.rng.IntN(16); {
+	switch op := w.rng.IntN(17); {
 	case op < 3 && t == nil:
 		w.addTarget(name)
 		return "create target " + name
@@ -176,6 +178,18 @@ func (w *world) change() string {
 		o := w.pick("o1", "o2")
 		w.setOutput(o, []int{0, 9804, 7890}[w.rng.IntN(3)])
 		return "change output " + o
+	case op == 14 && t != nil:
+		c := t.DeepCopy() // a status write: no new generation
+		pods := []string{"", "c-0", "c-1", "c-x", "c-a-0", "other-1"}
+		c.Status.ClusterStates = map[string]v1alpha1.TargetClusterState{
+			cluster: {Pod: pods[w.rng.IntN(len(pods))], LastPod: pods[w.rng.IntN(len(pods))]},
+			"other": {Pod: "other-1"},
+		}
+		if w.rng.IntN(5) == 0 {
+			c.Status.ClusterStates = nil
+		}
+		w.targets[name] = c
+		return "status of target " + name
 	case op == 13:
 		if _, ok := w.omitted["tls2"]; ok {
 			delete(w.omitted, "tls2")
@@ -256,6 +270,15 @@ func TestMemoEqualsFullRender(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%s: pipeline %s's own selection\n got %+v\nwant %+v", where, p.Name, got, want)
 				}
+			}
+			c := &v1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}
+			if seed%3 == 0 && step%20 >= 10 {
+				c.Spec.Domains = []v1alpha1.ClusterDomain{{Name: "a"}}
+			}
+			wantCurrent, wantLast := clusterplacement.Recorded(c, sel)
+			gotCurrent, gotLast, _ := m.Recorded(c)
+			if !maps.Equal(gotCurrent, wantCurrent) || !maps.Equal(gotLast, wantLast) {
+				t.Fatalf("%s: recorded pods\n got %v %v\nwant %v %v", where, gotCurrent, gotLast, wantCurrent, wantLast)
 			}
 			conn := w.connections()
 			wantCfg, wantSkips, wantErr := render.PodConfig(sel, sel.TargetNames(), conn)
@@ -421,4 +444,23 @@ func rawJSON(s string) map[string]apiextensionsv1.JSON {
 		config[k] = apiextensionsv1.JSON{Raw: v}
 	}
 	return config
+}
+
+func TestSameMap(t *testing.T) {
+	a := map[string]string{"x": "1"}
+	b := map[string]string{"x": "1"}
+	c := a
+	var none, none2 map[string]string
+	for _, tt := range []struct {
+		name string
+		x, y map[string]string
+		want bool
+	}{{"one map", a, c, true}, {"equal maps", a, b, false}, {"nil maps", none, none2, true}, {"nil and a map", none, a, false}} {
+		if got := sameMap(tt.x, tt.y); got != tt.want {
+			t.Errorf("%s: sameMap = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !sameLabels(a, b) || sameLabels(a, map[string]string{"x": "2"}) {
+		t.Error("sameLabels does not compare contents")
+	}
 }

@@ -1,13 +1,15 @@
 package fleetmemo
 
 import (
+	"iter"
 	"maps"
-	"reflect"
 	"slices"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
 
@@ -22,6 +24,11 @@ type pickEntry struct {
 	// target is the Target as listed by the current pass.
 	target *v1alpha1.Target
 	seen   uint64
+	// recorded is where the Target's status says it is for the Cluster, read from states (the status' own
+	// map, as labels); hasRecorded tells whether it was read, and is in the Memo's recorded maps.
+	states      map[string]v1alpha1.TargetClusterState
+	recorded    clusterplacement.RecordedPods
+	hasRecorded bool
 }
 
 // Select is selection.Resolve(cluster, in), picking again only the Targets whose labels changed (and every
@@ -32,6 +39,9 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 	m.selectPass++
 	prepared := selection.Prepare(cluster, in)
 	if m.prepared == nil || m.prepared.Key() != prepared.Key() {
+		for name, e := range m.picks {
+			m.forgetRecorded(name, e)
+		}
 		m.prepared, m.picks, m.order = prepared, map[string]*pickEntry{}, nil
 		m.selectEpoch++
 		clear(m.memberVersions)
@@ -58,6 +68,7 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 	for name, e := range m.picks {
 		if e.seen != m.selectPass {
 			m.unrecord(e.pick.Pipelines)
+			m.forgetRecorded(name, e)
 			delete(m.picks, name)
 			reordered = true
 		}
@@ -80,15 +91,83 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 	})
 }
 
-// Selected tells whether the last Select selected the Target called name.
-func (m *Memo) Selected(name string) bool {
-	e := m.picks[name]
-	return e != nil && e.pick.Selected
+// Recorded is clusterplacement.Recorded(c, the last Select's Selection): where the selected Targets' statuses
+// say each is, kept between reconciles and read again only from the statuses that changed. The maps belong to
+// the Memo and change in place; version moves whenever they do.
+func (m *Memo) Recorded(c *v1alpha1.Cluster) (current, last map[string]int, version uint64) {
+	if key := recordedKey(c); key != m.recordedFor {
+		// Pod names read otherwise now: read every status again.
+		m.recordedFor = key
+		for name, e := range m.picks {
+			m.forgetRecorded(name, e)
+		}
+	}
+	for name, e := range m.picks {
+		if !e.pick.Selected {
+			m.forgetRecorded(name, e)
+			continue
+		}
+		states := e.target.Status.ClusterStates
+		if e.hasRecorded && sameMap(states, e.states) {
+			continue
+		}
+		r := clusterplacement.RecordedOf(c, e.target)
+		if e.hasRecorded && r == e.recorded {
+			e.states = states
+			continue
+		}
+		m.forgetRecorded(name, e)
+		e.states, e.recorded, e.hasRecorded = states, r, true
+		if r.HasCurrent {
+			m.current[name] = r.Current
+		}
+		if r.HasLast {
+			m.last[name] = r.Last
+		}
+		m.recordedVersion++
+	}
+	return m.current, m.last, m.recordedVersion
+}
+
+// forgetRecorded takes a Target out of the recorded maps.
+func (m *Memo) forgetRecorded(name string, e *pickEntry) {
+	if !e.hasRecorded {
+		return
+	}
+	e.hasRecorded, e.states = false, nil
+	delete(m.current, name)
+	delete(m.last, name)
+	m.recordedVersion++
+}
+
+// recordedKey is what reading a pod name as an ordinal depends on: the Cluster's name and domains.
+func recordedKey(c *v1alpha1.Cluster) string {
+	key := c.Name
+	for _, d := range c.Spec.Domains {
+		key += "\x00" + d.Name
+	}
+	return key
+}
+
+// Targets yields every Target the last Select was given, with whether it selected it, in no order.
+func (m *Memo) Targets() iter.Seq2[*v1alpha1.Target, bool] {
+	return func(yield func(*v1alpha1.Target, bool) bool) {
+		for _, e := range m.picks {
+			if !yield(e.target, e.pick.Selected) {
+				return
+			}
+		}
+	}
 }
 
 // sameLabels tells whether two label sets are equal: at once when they are the same map.
 func sameLabels(a, b map[string]string) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() || maps.Equal(a, b)
+	return sameMap(a, b) || maps.Equal(a, b)
+}
+
+// sameMap tells whether a and b are the same map (a map value is a pointer to the runtime's map).
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 // record and unrecord move the version of each Pipeline whose Targets' picks are made again: its own
