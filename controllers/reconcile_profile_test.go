@@ -141,6 +141,9 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 			"%d writes (%d of Target status), %d configuration pushes, %d target starts\n",
 			firstPass.Seconds(), after.count-before.count, processCPU()-cpu, writes.in(f.ns), writes.targetStatusIn(f.ns),
 			appliesAfter-applies, startsAfter-starts)
+		for _, w := range writes.madeIn(f.ns) {
+			GinkgoWriter.Printf("  write: %.300s\n", w)
+		}
 		c := f.cluster()
 		Expect(c.Status.TargetsCount).To(BeEquivalentTo(targets))
 		Expect(appliesAfter-applies).To(BeZero(), "a restarted operator pushes nothing to collectors that run their configuration")
