@@ -63,7 +63,9 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 			e.uid, e.labels, e.pick = t.UID, t.Labels, pick
 			m.record(pick.Pipelines)
 		}
-		e.target, e.seen = t, m.selectPass
+		// The same labels may come in another map (the Target was written since): keep the listed one, so that
+		// the next pass finds the same map.
+		e.target, e.seen, e.labels = t, m.selectPass, t.Labels
 	}
 	for name, e := range m.picks {
 		if e.seen != m.selectPass {
