@@ -142,7 +142,7 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 			firstPass.Seconds(), after.count-before.count, processCPU()-cpu, writes.in(f.ns), writes.targetStatusIn(f.ns),
 			appliesAfter-applies, startsAfter-starts)
 		for _, w := range writes.madeIn(f.ns) {
-			GinkgoWriter.Printf("  write: %.300s\n", w)
+			GinkgoWriter.Printf("  write: %.3000s\n", w)
 		}
 		c := f.cluster()
 		Expect(c.Status.TargetsCount).To(BeEquivalentTo(targets))

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -260,25 +261,27 @@ func (f *fleet) pipelineStatus(name string) operatorv1alpha1.PipelineStatus {
 
 // editTargetStatus changes the named Target's status as change says, as another writer would.
 func (f *fleet) editTargetStatus(name string, change func(*operatorv1alpha1.Target)) {
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var t operatorv1alpha1.Target
-		if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &t); err != nil {
-			return err
-		}
-		change(&t)
-		return k8sClient.Status().Update(suiteCtx, &t)
-	})).To(Succeed())
+	t := &operatorv1alpha1.Target{}
+	f.editStatus(name, t, func() { change(t) })
 }
 
 // updatePipelineStatus changes the named Pipeline's status as change says, as another writer would.
 func (f *fleet) updatePipelineStatus(name string, change func(*operatorv1alpha1.Pipeline)) {
+	p := &operatorv1alpha1.Pipeline{}
+	f.editStatus(name, p, func() { change(p) })
+}
+
+// editStatus reads the named object of the fleet's namespace into obj, changes it with change and writes its
+// status, again (from a fresh read into an emptied obj) on a conflict.
+func (f *fleet) editStatus(name string, obj client.Object, change func()) {
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var p operatorv1alpha1.Pipeline
-		if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &p); err != nil {
+		v := reflect.ValueOf(obj).Elem()
+		v.Set(reflect.Zero(v.Type()))
+		if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, obj); err != nil {
 			return err
 		}
-		change(&p)
-		return k8sClient.Status().Update(suiteCtx, &p)
+		change()
+		return k8sClient.Status().Update(suiteCtx, obj)
 	})).To(Succeed())
 }
 
