@@ -63,15 +63,7 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 		Eventually(func(g Gomega) {
 			c := f.cluster()
 			g.Expect(c.Status.TargetsCount).To(BeEquivalentTo(targets))
-			var list operatorv1alpha1.TargetList
-			g.Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
-			assigned := 0
-			for _, t := range list.Items {
-				if st := t.Status.ClusterStates[f.name]; st.State == operatorv1alpha1.TargetAssigned && st.Collecting {
-					assigned++
-				}
-			}
-			g.Expect(assigned).To(Equal(targets))
+			g.Expect(f.collectingTargets(g)).To(Equal(targets))
 		}).WithTimeout(15 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("%d targets on %d pods converged %.0f s after the operator started\n", targets, pods,
 			time.Since(began).Seconds())

@@ -315,15 +315,7 @@ func (f *fleet) convergedCollecting(n int) {
 		g.Expect(c.Status.TargetsCount).To(BeEquivalentTo(n))
 		g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, operatorv1alpha1.ConditionReady)).To(BeTrue())
 		g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, operatorv1alpha1.ConditionConfigApplied)).To(BeTrue())
-		var list operatorv1alpha1.TargetList
-		g.Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
-		collecting := 0
-		for _, t := range list.Items {
-			if st := t.Status.ClusterStates[f.name]; st.State == operatorv1alpha1.TargetAssigned && st.Collecting {
-				collecting++
-			}
-		}
-		g.Expect(collecting).To(Equal(n))
+		g.Expect(f.collectingTargets(g)).To(Equal(n))
 		var pipelines operatorv1alpha1.PipelineList
 		g.Expect(k8sClient.List(suiteCtx, &pipelines, client.InNamespace(f.ns))).To(Succeed())
 		for _, p := range pipelines.Items {
@@ -354,4 +346,18 @@ func (f *fleet) recordedEvents() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// collectingTargets counts the Targets of the fleet's namespace whose status says the fleet's Cluster collects
+// them: Assigned and collecting.
+func (f *fleet) collectingTargets(g Gomega) int {
+	var list operatorv1alpha1.TargetList
+	g.Expect(k8sClient.List(suiteCtx, &list, client.InNamespace(f.ns))).To(Succeed())
+	collecting := 0
+	for _, t := range list.Items {
+		if st := t.Status.ClusterStates[f.name]; st.State == operatorv1alpha1.TargetAssigned && st.Collecting {
+			collecting++
+		}
+	}
+	return collecting
 }
