@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/fleetmemo"
 	"github.com/gnmic-operator/gnmic-operator/internal/handover"
 )
@@ -28,7 +27,7 @@ type clusterMemory struct {
 	handover handover.Memory
 	// written is the state last written per Target, and gates the readiness-gate condition last written per
 	// pod: the cache may not show the operator's own writes yet, and a stale view must not write twice.
-	written map[types.UID]operatorv1alpha1.TargetClusterState
+	written map[string]writtenState
 	gates   map[string]configuredWrite
 	// refusingSince is since when each pod (by UID) has refused its configuration for reasons of its own:
 	// past the grace period it leaves placement (rejection.Track, rejection.Exclude).
@@ -66,9 +65,13 @@ type clusterMemory struct {
 	monitorErrLogged string
 	// namesTaken are the Service names the Cluster needs that something else holds, of which it was warned.
 	namesTaken map[string]bool
+	// targets is the namespace's Targets as last listed (observe.go's listTargets).
+	targets listedTargets
 	// fleet remembers each selected target's rendered configuration and each pod's cut of the fleet's
 	// (fleetmemo.Memo has its rule).
 	fleet fleetmemo.Memo
+	// placeable is what world.placeable gave for the fleet memory's last selection and rendering.
+	placeable []string
 	// placed is the last placement and what it was computed from: a reconcile whose placement reads the
 	// same places nothing again (place.go).
 	placed *placedFleet

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -177,7 +178,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	noCopy := client.UnsafeDisableDeepCopy
 	var (
 		pipelines operatorv1alpha1.PipelineList
-		targets   operatorv1alpha1.TargetList
 		subs      operatorv1alpha1.SubscriptionList
 		outputs   operatorv1alpha1.OutputList
 		inputs    operatorv1alpha1.InputList
@@ -192,7 +192,6 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		opts []client.ListOption
 	}{
 		{"pipelines", &pipelines, []client.ListOption{ns, noCopy}},
-		{"targets", &targets, []client.ListOption{ns, noCopy}},
 		{"subscriptions", &subs, []client.ListOption{ns, noCopy}},
 		{"outputs", &outputs, []client.ListOption{ns, noCopy}},
 		{"inputs", &inputs, []client.ListOption{ns, noCopy}},
@@ -206,15 +205,19 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		}
 	}
 
+	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	listed, unchanged, err := r.listTargets(ctx, cluster.Namespace, memory)
+	if err != nil {
+		return nil, err
+	}
 	objects := selection.Objects{
-		Pipelines: pipelines.Items, Targets: targets.Items, Subscriptions: subs.Items,
+		Pipelines: pipelines.Items, Targets: listed, Subscriptions: subs.Items,
 		Outputs: outputs.Items, Inputs: inputs.Items, Processors: procs.Items,
 	}
-	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	w := &world{
-		selection: memory.fleet.Select(cluster.Name, objects),
+		selection: memory.fleet.Select(cluster.Name, objects, unchanged),
 		objects:   objects,
-		targets:   targets.Items,
+		targets:   listed,
 		pipelines: pipelines.Items,
 		pods:      map[int]*corev1.Pod{},
 	}
@@ -226,7 +229,8 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	// The Secrets of targets (credentials, TLS) and those the Outputs and Inputs take values from.
 	tunnel := tunnelPolicies(cluster, policies.Items, w.conn.Profiles, subs.Items)
 	tunnelSecretNames, tunnelTLSSecrets := tunnelSecrets(tunnel, w.conn.Profiles)
-	secretNames := append(selection.SecretsOf(w.selection, w.conn.Profiles), render.ConfigSecrets(w.selection)...)
+	used := memory.fleet.Profiles() // selection.ProfilesOf(w.selection)
+	secretNames := append(selection.SecretsOfProfiles(used, w.conn.Profiles), render.ConfigSecrets(w.selection)...)
 	secretNames = append(secretNames, tunnelSecretNames...)
 	slices.Sort(secretNames)
 	secrets, err := r.credentials.Secrets(ctx, cluster.Namespace, slices.Compact(secretNames))
@@ -234,7 +238,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 		return nil, err
 	}
 	w.conn.Secrets = secrets
-	tlsSecrets := append(selection.TLSSecretsOf(w.selection, w.conn.Profiles), tunnelTLSSecrets...)
+	tlsSecrets := append(selection.TLSSecretsOfProfiles(used, w.conn.Profiles), tunnelTLSSecrets...)
 	slices.Sort(tlsSecrets)
 	if w.targetTLS, err = r.credentials.TargetTLS(ctx, cluster, slices.Compact(tlsSecrets), secrets); err != nil {
 		return nil, err
@@ -242,6 +246,12 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
 	w.rendered, w.skips, w.renderErr = memory.fleet.Render(w.selection, w.conn)
+	// The placeable targets are made again only when the selection or its rendering changed.
+	if memory.fleet.Unchanged() && memory.placeable != nil {
+		w.placeableNames = memory.placeable
+	} else {
+		memory.placeable = w.placeable()
+	}
 	addTunnelTargetMatches(ctx, w, tunnel, subs.Items)
 	w.skippedByTarget = map[string]render.SkipError{}
 	for _, skip := range w.skips {
@@ -280,4 +290,39 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	w.current, w.last, w.recordedVersion = memory.fleet.Recorded(cluster)
 	w.weights = clusterplacement.Weigh(cluster, w.selection)
 	return w, nil
+}
+
+// listTargets lists the namespace's Targets from the cache, without deep copies, or gives the last list again
+// when no Target of the namespace changed since (targetChanges), and no older than targetRelist; unchanged
+// tells which. The list is kept in the Cluster's memory.
+func (r *Reconciler) listTargets(ctx context.Context, namespace string, memory *clusterMemory) (listed []operatorv1alpha1.Target, unchanged bool, err error) {
+	kept := &memory.targets
+	var changes uint64
+	if r.targetChanges != nil {
+		changes = r.targetChanges.of(namespace) // before the list: a change it misses moves the count after
+		if kept.valid && kept.changes == changes && r.now().Sub(kept.at) < targetRelist {
+			return kept.items, true, nil
+		}
+	}
+	var targets operatorv1alpha1.TargetList
+	if err := r.List(ctx, &targets, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		*kept = listedTargets{}
+		return nil, false, fmt.Errorf("list targets: %w", err)
+	}
+	*kept = listedTargets{items: targets.Items, changes: changes, at: r.now(), valid: r.targetChanges != nil}
+	return targets.Items, false, nil
+}
+
+// targetRelist bounds how long a list of Targets is reused while no change is counted: the count follows the
+// caches the watch handlers run on, and a replica whose share moves reads from a new cache of the namespace,
+// which counts its changes from when it started.
+const targetRelist = 10 * time.Minute
+
+// listedTargets is a namespace's Targets as a reconcile of the Cluster last listed them, with the count of the
+// namespace's Target changes read before that list and when it was made.
+type listedTargets struct {
+	items   []operatorv1alpha1.Target
+	changes uint64
+	at      time.Time
+	valid   bool
 }

@@ -30,6 +30,9 @@ type placementPlan struct {
 	// last is the ordinal of the pod each target belongs on while it is not there (placement.Lasts): what
 	// the targets' status.lastPod says after this reconcile.
 	last map[string]int
+	// version moves whenever the placement is made anew; the same version, the same placement (onPod, result,
+	// held and last are shared with the Cluster's memory: read them only).
+	version uint64
 }
 
 // assignment is the ordinal a target ends on, and whether it has one.
@@ -72,7 +75,7 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 	memory.missingSince = missing
 	avail := availability.Classify(availability.Input{Replicas: len(w.desired), Desired: w.desired, Pods: pods, Grace: grace, Now: r.now()})
 
-	plan := placementPlan{availability: avail, onPod: map[int][]string{}, grace: grace}
+	plan := placementPlan{availability: avail, grace: grace}
 	plan.refusing = r.refusingPods(memory, w, avail.Ready, grace)
 	fleet := clusterplacement.Fleet{
 		PodCapacity: clusterplacement.PodCapacity(cluster),
@@ -88,16 +91,15 @@ func (r *Reconciler) place(cluster *operatorv1alpha1.Cluster, w *world) placemen
 	// A steady fleet is placed as it was: placement is pure, and nothing it reads changed.
 	// The recorded pods are the fleet memory's maps, changed in place: their version tells whether they moved.
 	if memory.placed == nil || memory.placed.recorded != w.recordedVersion || !memory.placed.fleet.EqualBesidesRecorded(fleet) {
-		memory.placed = &placedFleet{fleet: fleet, recorded: w.recordedVersion, plan: clusterplacement.Place(fleet)}
+		version := uint64(1)
+		if memory.placed != nil {
+			version = memory.placed.version + 1
+		}
+		memory.placed = newPlacedFleet(fleet, w.recordedVersion, version)
 	}
-	placed := memory.placed.plan
-	plan.result, plan.held, plan.last = placed.Result, placed.Held, placed.Last
-	for name, o := range plan.result.Assignments {
-		plan.onPod[o] = append(plan.onPod[o], name)
-	}
-	for name, o := range plan.held {
-		plan.onPod[o] = append(plan.onPod[o], name)
-	}
+	placed := memory.placed
+	plan.result, plan.held, plan.last = placed.plan.Result, placed.plan.Held, placed.plan.Last
+	plan.onPod, plan.version = placed.onPod, placed.version
 	return plan
 }
 
@@ -137,9 +139,24 @@ func podCondition(pod *corev1.Pod, kind corev1.PodConditionType) *corev1.PodCond
 	return nil
 }
 
-// placedFleet is the last placement of a Cluster's fleet and what it was computed from.
+// placedFleet is the last placement of a Cluster's fleet and what it was computed from, with the targets it puts
+// on each pod and its version: a placement made anew gets the next one.
 type placedFleet struct {
 	fleet    clusterplacement.Fleet
 	recorded uint64
 	plan     clusterplacement.Plan
+	onPod    map[int][]string
+	version  uint64
+}
+
+// newPlacedFleet places the fleet.
+func newPlacedFleet(fleet clusterplacement.Fleet, recorded, version uint64) *placedFleet {
+	p := &placedFleet{fleet: fleet, recorded: recorded, plan: clusterplacement.Place(fleet), onPod: map[int][]string{}, version: version}
+	for name, o := range p.plan.Result.Assignments {
+		p.onPod[o] = append(p.onPod[o], name)
+	}
+	for name, o := range p.plan.Held {
+		p.onPod[o] = append(p.onPod[o], name)
+	}
+	return p
 }

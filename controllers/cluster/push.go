@@ -122,7 +122,7 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 	for _, ordinal := range ordinals {
 		pp := results.pods[ordinal]
 		pp.considered = true
-		pc, err := r.podConfigs(w, &memory.fleet, ordinal, pp, plan.onPod[ordinal], runtimes[ordinal])
+		pc, err := r.podConfigs(w, &memory.fleet, ordinal, pp, plan.version, plan.onPod[ordinal], runtimes[ordinal])
 		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].Known}
 		for name := range runtimes[ordinal].Targets {
 			c.Running = append(c.Running, name)
@@ -185,12 +185,13 @@ func (r *Reconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster, w *wor
 // configuration, and finds what its collector acknowledged: from the ledger; after an operator restart from
 // Cluster status (when it acknowledged exactly the configuration now desired) or from what the collector
 // runs; nothing for a new pod or a restarted container, which hold only their bootstrap configuration.
-func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp *podPush, desired []string, rt collector.Runtime) (podConfigs, error) {
+func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp *podPush, placement uint64, desired []string,
+	rt collector.Runtime) (podConfigs, error) {
 	var pc podConfigs
 	prior, fromStatus := []string(nil), false
 	if e, ok := r.ledger.Acknowledged(pp.pod); ok {
 		pc.sent, pc.sentID = &e.Config, e.Hash
-		prior = e.Config.TargetNames()
+		prior = e.TargetNames()
 	} else if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == workload.CollectorRestarts(pp.pod) && pp.status.ConfigHash != "" {
 		fromStatus, pc.sentID = true, "unknown"
 		for name := range rt.Targets {
@@ -203,7 +204,13 @@ func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp
 	if w.renderErr != nil {
 		return pc, fmt.Errorf("render configuration: %w", w.renderErr)
 	}
-	pc.rendered, pc.key = fleet.Subset(ordinal, w.rendered, append(append([]string(nil), desired...), prior...))
+	names := func() []string { return append(append([]string(nil), desired...), prior...) }
+	if fromStatus {
+		pc.rendered, pc.key = fleet.Subset(ordinal, w.rendered, names())
+	} else {
+		// desired follows from the placement, prior from what the collector acknowledged (pc.sentID).
+		pc.rendered, pc.key = fleet.SubsetOf(ordinal, w.rendered, placement, pc.sentID, names)
+	}
 	if fromStatus {
 		// Restarted operator: the pod acknowledged a configuration whose fingerprint status kept. When it is exactly
 		// the desired one, the pod holds its desired targets as they are now rendered.

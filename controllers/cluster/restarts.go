@@ -24,12 +24,19 @@ func (r *Reconciler) restartFailedTargets(ctx context.Context, cluster *operator
 		if pp.err != nil || !pp.considered {
 			continue
 		}
-		sent := setOf(pp.step.Send)
+		var sent map[string]bool // made for the first target with a failure or a backoff to forget
 		for name, st := range runtimes[ordinal].Targets {
+			failed := st.Failed()
+			if !failed && !restarts.tracks(name) {
+				continue
+			}
+			if sent == nil {
+				sent = setOf(pp.step.Send)
+			}
 			if !sent[name] {
 				continue
 			}
-			if !st.Failed() {
+			if !failed {
 				restarts.forget(name)
 				continue
 			}
@@ -80,6 +87,12 @@ func (b *restartBackoff) attempted(target string, now time.Time) time.Time {
 	b.attempts[target]++
 	b.next[target] = now.Add(delay)
 	return b.next[target]
+}
+
+// tracks tells whether the target has a restart on record.
+func (b *restartBackoff) tracks(target string) bool {
+	_, ok := b.attempts[target]
+	return ok
 }
 
 func (b *restartBackoff) forget(target string) {

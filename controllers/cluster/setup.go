@@ -106,7 +106,8 @@ func (r *Reconciler) watches(mgr ctrl.Manager) []watch {
 	secrets := &metav1.PartialObjectMetadata{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return append(out,
-		watch{object: &operatorv1alpha1.Target{}, handler: r.wakes.bursts(m.clustersOfTarget), predicates: specOrLabels, share: true},
+		// Every change of a Target is counted (targetChanges); only those of its spec or labels wake Clusters.
+		watch{object: &operatorv1alpha1.Target{}, handler: r.targetChanges.counting(r.wakes.bursts(m.clustersOfTarget), specOrLabels), share: true},
 		watch{object: &corev1.Node{}, handler: handler.EnqueueRequestsFromMapFunc(m.clustersOfNode),
 			predicates: []predicate.Predicate{nodeAvailabilityChanged()}},
 		watch{object: &operatorv1alpha1.Pipeline{}, handler: handler.EnqueueRequestsFromMapFunc(clusterOfPipeline), predicates: generation},
@@ -148,6 +149,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.serviceMonitorCRD = &serviceMonitorCRD{discovery: r.Discovery, recheck: r.CRDRecheck, now: r.now}
 	r.wakes = newWakes()
+	r.targetChanges = &targetChanges{}
 	r.streams = collector.NewStreams(r.wakes.soon)
 	r.ledger = &collector.Ledger{}
 	// Secrets that targets use are read through a content cache checked against the metadata watch.

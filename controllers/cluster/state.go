@@ -26,6 +26,9 @@ type remembered struct {
 	credentials *credentials.Keeper
 	// wakes keeps each Cluster's burst window.
 	wakes *wakes
+	// targetChanges counts the Target changes of each namespace, so that a reconcile can reuse its last list of
+	// the namespace's Targets; nil: every reconcile lists them.
+	targetChanges *targetChanges
 	// nodes are the Nodes seen missing, not a Cluster's: an entry goes when its Node is seen again.
 	nodes nodeLosses
 }

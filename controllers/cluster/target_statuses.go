@@ -17,6 +17,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
+	"github.com/gnmic-operator/gnmic-operator/internal/fleetmemo"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
@@ -31,65 +32,102 @@ import (
 func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (backlog bool, err error) {
 	now := metav1.NewTime(r.now())
-	// What this operator last wrote per Target of the Cluster: the cache may not show its previous writes
-	// yet. Kept for the Targets that exist, so deleted Targets leave nothing behind.
+	// What this operator last wrote per Target of the Cluster, while the cache does not show it yet.
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	if memory.written == nil {
+		memory.written = map[string]writtenState{}
+	}
 	lastWritten := memory.written
-	kept := 0
 	limit := targetStatusWritesPerReconcile
 	if len(pushed.applyingPods()) == 0 {
 		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
 	}
+	// A Target whose status was found right is right still while its entry is worked out from the same placement
+	// and the same read of its pod's collector (fleetmemo.StatusKey), except on a Cluster that weighs by
+	// Measured, whose entries carry what each scrape measures.
+	remember := cluster.Spec.TargetDistribution.WeighBy != operatorv1alpha1.WeighByMeasured
+	reads := make(map[int]fleetmemo.CollectorRead, len(runtimes))
+	for ordinal, rt := range runtimes {
+		reads[ordinal] = fleetmemo.ReadOf(rt.Known, rt.Targets)
+	}
 	var writes []targetStatusWrite
 	// Every Target of the namespace, with whether the Cluster selects it: the fleet memory's, one pass without
 	// a lookup.
-	for t, selected := range memory.fleet.Targets() {
-		have, had := t.Status.ClusterStates[cluster.Name]
-		last, wrote := lastWritten[t.UID]
-		if wrote {
-			kept++
+	for listed := range memory.fleet.Targets() {
+		t, selected := listed.Target(), listed.Selected()
+		if remember && listed.Checked(plan.version, reads) {
+			continue
 		}
 		if len(writes) >= limit {
 			backlog = true
 			continue
 		}
+		have, had := t.Status.ClusterStates[cluster.Name]
+		last, wrote := lastWritten[t.Name]
+		wrote = wrote && last.uid == t.UID
+		if wrote && had && sameState(have, last.state) {
+			delete(lastWritten, t.Name) // the cache shows the write
+			wrote = false
+		}
 		if !selected {
 			if had {
 				writes = append(writes, targetStatusWrite{target: t})
+			} else if !wrote {
+				listed.NoteChecked(fleetmemo.StatusKey{})
 			}
 			continue
 		}
 		want := targetState(cluster, w, t.Name, plan, runtimes, pushed)
 		if had && sameState(have, want) {
+			if !wrote && rememberable(want) {
+				listed.NoteChecked(statusKey(plan, reads, t.Name))
+			}
 			continue
 		}
+		listed.ForgetChecked()
 		if !had && !wrote && passing(want) && now.Sub(t.CreationTimestamp.Time) < firstStatusWait {
 			continue // a new target on its way to collecting: its first status says where it ended up
 		}
-		if wrote && sameState(last, want) {
+		if wrote && sameState(last.state, want) {
 			continue
 		}
 		want.LastUpdated = now
 		writes = append(writes, targetStatusWrite{target: t, state: &want})
 	}
-	if kept < len(lastWritten) {
-		// Some Target written before is gone.
-		exists := make(map[types.UID]bool, len(w.targets))
-		for i := range w.targets {
-			exists[w.targets[i].UID] = true
-		}
-		maps.DeleteFunc(lastWritten, func(uid types.UID, _ operatorv1alpha1.TargetClusterState) bool { return !exists[uid] })
-	}
+	// Some Target written before may be gone.
+	maps.DeleteFunc(lastWritten, func(name string, last writtenState) bool { return !memory.fleet.Lists(name, last.uid) })
 	done, err := r.patchTargetStates(ctx, cluster.Name, writes)
-	if memory.written == nil {
-		memory.written = map[types.UID]operatorv1alpha1.TargetClusterState{}
-	}
 	for _, wr := range done {
 		if wr.state != nil {
-			memory.written[wr.target.UID] = *wr.state
+			lastWritten[wr.target.Name] = writtenState{uid: wr.target.UID, state: *wr.state}
+		} else {
+			delete(lastWritten, wr.target.Name)
 		}
 	}
 	return backlog, err
+}
+
+// writtenState is the entry last written to a Target (by UID: a Target made again under the same name is
+// another).
+type writtenState struct {
+	uid   types.UID
+	state operatorv1alpha1.TargetClusterState
+}
+
+// statusKey is what a selected target's entry is worked out from besides its name: the placement, and the last
+// read of its pod's collector.
+func statusKey(plan placementPlan, reads map[int]fleetmemo.CollectorRead, name string) fleetmemo.StatusKey {
+	ordinal, ok := plan.assignment(name)
+	if !ok {
+		ordinal = -1
+	}
+	return fleetmemo.NewStatusKey(plan.version, ordinal, reads[ordinal])
+}
+
+// rememberable tells whether an entry is worked out from its statusKey alone: not one that waits for a push
+// (pendingReason reads this reconcile's pushes) or that the rendering skipped (its reason is the rendering's).
+func rememberable(st operatorv1alpha1.TargetClusterState) bool {
+	return st.State != operatorv1alpha1.TargetPending && st.State != operatorv1alpha1.TargetSkipped
 }
 
 // targetStatusWritesPerReconcile bounds the Target status writes of one reconcile while collectors still

@@ -52,12 +52,18 @@ type Entry struct {
 	acked  bool
 	Config gnmic.Config
 	Hash   string
+	// names are Config's target names, sorted (TargetNames).
+	names []string
 	// running are the targets the collector last reported, sorted.
 	running []string
 	// Read is the collector's last answer to "which targets do you run", received at ReadAt.
 	Read   Runtime
 	ReadAt time.Time
 }
+
+// TargetNames are the names of the targets of the acknowledged configuration, sorted: Config.TargetNames, made
+// once per acknowledgement. The slice is shared: read it only.
+func (e Entry) TargetNames() []string { return e.names }
 
 // Entry is what the ledger knows of the pod's current collector process.
 func (l *Ledger) Entry(pod *corev1.Pod) Entry {
@@ -82,7 +88,7 @@ func (l *Ledger) Acknowledged(pod *corev1.Pod) (Entry, bool) {
 // Record notes that the pod's collector acknowledged cfg, whose fingerprint is hash.
 func (l *Ledger) Record(pod *corev1.Pod, cfg gnmic.Config, hash string) {
 	e := l.Entry(pod)
-	e.acked, e.Config, e.Hash = true, cfg, hash
+	e.acked, e.Config, e.Hash, e.names = true, cfg, hash, cfg.TargetNames()
 	l.entries.Store(slot(pod), e)
 }
 

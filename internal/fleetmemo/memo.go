@@ -29,8 +29,11 @@ import (
 // The zero Memo is empty and ready. A Memo is not safe for concurrent use: one Cluster's reconciles never
 // overlap.
 type Memo struct {
-	// pass counts Render calls; an entry not seen by the current pass is a target no longer selected.
-	pass uint64
+	// pass counts the Render calls that went over the targets; an entry not seen by the current pass is a
+	// target no longer selected. renders counts every Render call, changes every result kept or dropped.
+	pass    uint64
+	renders uint64
+	changes uint64
 	// version numbers results: a new result gets the next one, so that a pod's key changes with any of
 	// its targets.
 	version uint64
@@ -58,6 +61,18 @@ type Memo struct {
 	// prepared is the last selection's Prepared, picks each Target's pick under it (select.go), order their
 	// names sorted; selectEpoch moves with prepared, memberVersions per Pipeline with its Targets' picks,
 	// owns are the Pipelines' own selections.
+	// selection is the last Select's Selection (hasSelection: there is one), given again while selectionKept;
+	// profileNames are its targets' profiles (Profiles), nil until asked for.
+	selection     selection.Selection
+	hasSelection  bool
+	selectionKept bool
+	profileNames  []string
+	// assembled is what the last Render gave, given again by a Render of a kept Selection when nothing else it
+	// reads changed.
+	assembled assembly
+	// renderKept tells that the last Render gave what the one before gave (Unchanged).
+	renderKept bool
+
 	prepared       *selection.Prepared
 	picks          map[string]*pickEntry
 	order          []string
@@ -99,14 +114,21 @@ func (e *targetEntry) matches(st selection.SelectedTarget, profileDigest string,
 // Render is render.PodConfig(sel, sel.TargetNames(), conn), rendering only the targets whose result cannot
 // be reused. The configuration's Targets map belongs to the Memo: it is valid until the next Render, and
 // nobody may change it.
+//
+// sel must be the last Select's Selection.
 func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.Config, []render.SkipError, error) {
 	m.init()
-	m.pass++
+	m.renders++
 	shared := render.NewShared(sel, conn)
 	if !shared.Equal(m.shared) {
 		m.sharedVersion++
 	}
 	m.shared = shared
+	m.renderKept = m.selectionKept && m.assembled.valid && m.assembled.sharedVersion == m.sharedVersion && m.sameProfiles(conn)
+	if m.renderKept {
+		return m.assembled.cfg, m.assembled.skips, m.assembled.err
+	}
+	m.pass++
 	for _, st := range sel.Targets {
 		name := st.Target.Name
 		digest := m.profileDigest(st.Target.Spec.Profile, conn)
@@ -126,7 +148,35 @@ func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.C
 			m.drop(name, e)
 		}
 	}
-	return m.assemble()
+	cfg, skips, err := m.assemble()
+	m.assembled = assembly{cfg: cfg, skips: skips, err: err, sharedVersion: m.sharedVersion, valid: true}
+	return cfg, skips, err
+}
+
+// Unchanged tells whether the last Select and Render gave what the ones before them gave, from the same Targets:
+// then whatever the caller made of those alone is still what it would make.
+func (m *Memo) Unchanged() bool { return m.selectionKept && m.renderKept }
+
+// assembly is what a Render gave, and under which version of the shared part.
+type assembly struct {
+	cfg           gnmic.Config
+	skips         []render.SkipError
+	err           error
+	sharedVersion uint64
+	valid         bool
+}
+
+// sameProfiles tells whether every profile the last Render read digests as it did then.
+func (m *Memo) sameProfiles(conn render.Connections) bool {
+	if m.profilesPass != m.pass {
+		return false
+	}
+	for name, d := range m.profiles {
+		if digestOf(name, conn) != d {
+			return false
+		}
+	}
+	return true
 }
 
 // init makes the maps of an empty Memo.
@@ -149,6 +199,7 @@ func (m *Memo) init() {
 
 // keep records a new entry.
 func (m *Memo) keep(name string, e *targetEntry) {
+	m.changes++
 	m.targets[name] = e
 	for _, sub := range e.result.Consulted {
 		m.consulted[sub]++
@@ -168,6 +219,7 @@ func (m *Memo) drop(name string, e *targetEntry) {
 	if e == nil {
 		return
 	}
+	m.changes++
 	delete(m.targets, name)
 	for _, sub := range e.result.Consulted {
 		if m.consulted[sub]--; m.consulted[sub] == 0 {
@@ -205,6 +257,13 @@ func (m *Memo) profileDigest(name string, conn render.Connections) string {
 	if d, ok := m.profiles[name]; ok {
 		return d
 	}
+	d := digestOf(name, conn)
+	m.profiles[name] = d
+	return d
+}
+
+// digestOf is the digest of the named profile as conn has it (profileDigest).
+func digestOf(name string, conn render.Connections) string {
 	h := sha256.New()
 	if p := conn.Profiles[name]; p != nil {
 		writeJSON(h, p.Spec)
@@ -218,9 +277,7 @@ func (m *Memo) profileDigest(name string, conn render.Connections) string {
 			}{ref, found, data, errorText(conn.TLSOmitted[ref])})
 		}
 	}
-	d := string(h.Sum(nil))
-	m.profiles[name] = d
-	return d
+	return string(h.Sum(nil))
 }
 
 // profileSecrets are the Secrets a profile names.
@@ -261,6 +318,9 @@ type PodKey struct {
 type podEntry struct {
 	key PodKey
 	cfg gnmic.Config
+	// cut is the CutKey the cut was last given for (hasCut: it was, through SubsetOf).
+	cut    CutKey
+	hasCut bool
 
 	hasChanges bool
 	changes    ChangesKey
@@ -348,6 +408,32 @@ func (m *Memo) Subset(ordinal int, full gnmic.Config, names []string) (gnmic.Con
 	return cfg, key
 }
 
+// CutKey identifies a pod's cut by what its names come from instead of by its names: the placement that put
+// targets on the pod (a version the caller moves whenever it places anew) and the configuration its collector
+// acknowledged, whose targets the cut keeps too (its fingerprint; empty when the acknowledged targets are not
+// known by a fingerprint), with the targets' results and the non-target part of the configuration.
+type CutKey struct {
+	placement uint64
+	sent      string
+	changes   uint64
+	rest      string
+}
+
+// SubsetOf is Subset(ordinal, full, names()) for a pod whose names follow from placement and sent alone: while
+// these, every target's result and the non-target part of full are what they were at the pod's last cut, that
+// cut is given again without its names being made or hashed.
+func (m *Memo) SubsetOf(ordinal int, full gnmic.Config, placement uint64, sent string, names func() []string) (gnmic.Config, PodKey) {
+	m.init()
+	key := CutKey{placement: placement, sent: sent, changes: m.changes, rest: m.restDigest(full)}
+	if e, ok := m.pods[ordinal]; ok && e.hasCut && e.cut == key {
+		return e.cfg, e.key
+	}
+	cfg, podKey := m.Subset(ordinal, full, names())
+	e := m.pods[ordinal]
+	e.cut, e.hasCut = key, true
+	return cfg, podKey
+}
+
 // ForgetPods drops the cuts of the pods not in keep.
 func (m *Memo) ForgetPods(keep func(ordinal int) bool) {
 	for ordinal := range m.pods {
@@ -376,14 +462,14 @@ func (m *Memo) podKey(full gnmic.Config, names []string) PodKey {
 // restDigest is the digest of full's subscriptions, outputs, inputs, processors and tunnel-target-matches,
 // made once per Render.
 func (m *Memo) restDigest(full gnmic.Config) string {
-	if d, ok := m.rests[m.pass]; ok {
+	if d, ok := m.rests[m.renders]; ok {
 		return d
 	}
 	h := sha256.New()
 	writeJSON(h, gnmic.Config{Subscriptions: full.Subscriptions, Outputs: full.Outputs, Inputs: full.Inputs,
 		Processors: full.Processors, TunnelTargetMatches: full.TunnelTargetMatches})
 	d := string(h.Sum(nil))
-	m.rests = map[uint64]string{m.pass: d}
+	m.rests = map[uint64]string{m.renders: d}
 	return d
 }
 

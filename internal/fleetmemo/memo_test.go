@@ -17,6 +17,7 @@ import (
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
@@ -246,19 +247,30 @@ func TestMemoEqualsFullRender(t *testing.T) {
 		w := newWorld(seed)
 		var m Memo
 		pods := 1 + w.rng.IntN(4)
+		var listed []v1alpha1.Target
+		var listedFrom map[string]*v1alpha1.Target
+		lastOnPod, placements := map[int][]string{}, uint64(0)
 		for step := range 60 {
 			var changes []string
-			for range 1 + w.rng.IntN(3) {
-				changes = append(changes, w.change())
+			if w.rng.IntN(4) > 0 { // else a steady step
+				for range 1 + w.rng.IntN(3) {
+					changes = append(changes, w.change())
+				}
 			}
 			if w.rng.IntN(10) == 0 {
 				pods = 1 + w.rng.IntN(4)
 				changes = append(changes, fmt.Sprintf("%d pods", pods))
 			}
 			objects := w.objects()
+			// No Target changed since the last list: the reconciler gives that list again (observe's listTargets).
+			unchanged := listedFrom != nil && maps.Equal(listedFrom, w.targets)
+			if unchanged {
+				objects.Targets = listed
+			}
+			listed, listedFrom = objects.Targets, maps.Clone(w.targets)
 			sel := selection.Resolve(cluster, objects)
-			where := fmt.Sprintf("seed %d step %d after %v", seed, step, changes)
-			if got := m.Select(cluster, objects); !reflect.DeepEqual(got, sel) {
+			where := fmt.Sprintf("seed %d step %d after %v (targets unchanged: %v)", seed, step, changes, unchanged)
+			if got := m.Select(cluster, objects, unchanged); !reflect.DeepEqual(got, sel) {
 				t.Fatalf("%s: selection\n got %+v\nwant %+v", where, got, sel)
 			}
 			for i := range objects.Pipelines {
@@ -280,6 +292,9 @@ func TestMemoEqualsFullRender(t *testing.T) {
 			if !maps.Equal(gotCurrent, wantCurrent) || !maps.Equal(gotLast, wantLast) {
 				t.Fatalf("%s: recorded pods\n got %v %v\nwant %v %v", where, gotCurrent, gotLast, wantCurrent, wantLast)
 			}
+			if w.rng.IntN(8) == 0 {
+				continue // the reconcile ends before it renders (a Secret it could not read)
+			}
 			conn := w.connections()
 			wantCfg, wantSkips, wantErr := render.PodConfig(sel, sel.TargetNames(), conn)
 			gotCfg, gotSkips, gotErr := m.Render(sel, conn)
@@ -295,6 +310,11 @@ func TestMemoEqualsFullRender(t *testing.T) {
 			if wantErr != nil {
 				continue
 			}
+			// The caller adds to the non-target part after Render, differently at each step (tunnel-target-matches).
+			if rule := w.rng.IntN(3); rule > 0 {
+				matches := map[string]gnmic.TunnelTargetMatch{fmt.Sprintf("rule-%d", rule): {ID: fmt.Sprintf("^r%d-", rule)}}
+				gotCfg.TunnelTargetMatches, wantCfg.TunnelTargetMatches = matches, matches
+			}
 			// Each pod holds the targets that hash to it, plus, on some steps, a target it held before.
 			onPod := map[int][]string{}
 			for i, name := range sel.TargetNames() {
@@ -304,7 +324,17 @@ func TestMemoEqualsFullRender(t *testing.T) {
 				onPod[0] = append(onPod[0], sel.Targets[w.rng.IntN(len(sel.Targets))].Target.Name, "gone")
 			}
 			for o := range pods {
-				got, _ := m.Subset(o, gotCfg, onPod[o])
+				// Half the seeds cut through SubsetOf, with a placement version that moves when the pod's names do.
+				var got gnmic.Config
+				if seed%2 == 0 {
+					if !slices.Equal(lastOnPod[o], onPod[o]) {
+						placements++
+						lastOnPod[o] = onPod[o]
+					}
+					got, _ = m.SubsetOf(o, gotCfg, placements, "", func() []string { return onPod[o] })
+				} else {
+					got, _ = m.Subset(o, gotCfg, onPod[o])
+				}
 				if want := render.Subset(wantCfg, onPod[o]); !reflect.DeepEqual(got, want) {
 					t.Fatalf("%s: pod %d\n got %+v\nwant %+v", where, o, got, want)
 				}

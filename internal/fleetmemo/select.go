@@ -10,6 +10,7 @@ import (
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
 )
 
@@ -29,15 +30,27 @@ type pickEntry struct {
 	states      map[string]v1alpha1.TargetClusterState
 	recorded    clusterplacement.RecordedPods
 	hasRecorded bool
+	// checked is what the status pass last found the Target's status right for (Listed.NoteChecked).
+	checked statusCheck
 }
 
 // Select is selection.Resolve(cluster, in), picking again only the Targets whose labels changed (and every
 // Target when something else the selection reads changed: selection.Prepared.Key). The Selection is new; the
 // slices and maps inside it are shared and read-only (Prepared.Selection).
-func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection {
+//
+// targetsUnchanged tells that in.Targets is the very list the last Select was given, and that the Targets it
+// lists did not change since (the caller counts their changes): then, with the same Prepared key, the last
+// Selection is given again, and Render, Recorded and Profiles skip their passes over the Targets too.
+func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged bool) selection.Selection {
 	m.init()
-	m.selectPass++
 	prepared := selection.Prepare(cluster, in)
+	if targetsUnchanged && m.hasSelection && m.prepared != nil && m.prepared.Key() == prepared.Key() {
+		m.selectionKept = true
+		return m.selection
+	}
+	// A new Selection is rendered anew (whether or not a Render follows this Select).
+	m.selectionKept, m.hasSelection, m.assembled = false, false, assembly{}
+	m.selectPass++
 	if m.prepared == nil || m.prepared.Key() != prepared.Key() {
 		for name, e := range m.picks {
 			m.forgetRecorded(name, e)
@@ -60,7 +73,7 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 			} else {
 				m.unrecord(e.pick.Pipelines)
 			}
-			e.uid, e.labels, e.pick = t.UID, t.Labels, pick
+			e.uid, e.labels, e.pick, e.checked = t.UID, t.Labels, pick, statusCheck{}
 			m.record(pick.Pipelines)
 		}
 		// The same labels may come in another map (the Target was written since): keep the listed one, so that
@@ -83,7 +96,7 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 			delete(m.owns, name)
 		}
 	}
-	return p.Selection(func(yield func(*v1alpha1.Target, *selection.TargetPick) bool) {
+	m.selection = p.Selection(func(yield func(*v1alpha1.Target, *selection.TargetPick) bool) {
 		for _, name := range m.order {
 			e := m.picks[name]
 			if !yield(e.target, &e.pick) {
@@ -91,13 +104,30 @@ func (m *Memo) Select(cluster string, in selection.Objects) selection.Selection 
 			}
 		}
 	})
+	m.hasSelection, m.profileNames = true, nil
+	return m.selection
+}
+
+// Profiles is selection.ProfilesOf(the last Select's Selection), made once per Selection.
+func (m *Memo) Profiles() []string {
+	if m.profileNames == nil {
+		m.profileNames = selection.ProfilesOf(m.selection)
+		if m.profileNames == nil {
+			m.profileNames = []string{}
+		}
+	}
+	return m.profileNames
 }
 
 // Recorded is clusterplacement.Recorded(c, the last Select's Selection): where the selected Targets' statuses
 // say each is, kept between reconciles and read again only from the statuses that changed. The maps belong to
 // the Memo and change in place; version moves whenever they do.
 func (m *Memo) Recorded(c *v1alpha1.Cluster) (current, last map[string]int, version uint64) {
-	if key := recordedKey(c); key != m.recordedFor {
+	key := recordedKey(c)
+	if m.selectionKept && key == m.recordedFor {
+		return m.current, m.last, m.recordedVersion // no status changed
+	}
+	if key != m.recordedFor {
 		// Pod names read otherwise now: read every status again.
 		m.recordedFor = key
 		for name, e := range m.picks {
@@ -151,16 +181,86 @@ func recordedKey(c *v1alpha1.Cluster) string {
 	return key
 }
 
-// Targets yields every Target the last Select was given, with whether it selected it, in no order.
-func (m *Memo) Targets() iter.Seq2[*v1alpha1.Target, bool] {
-	return func(yield func(*v1alpha1.Target, bool) bool) {
+// Targets yields every Target the last Select was given, in no order.
+func (m *Memo) Targets() iter.Seq[Listed] {
+	return func(yield func(Listed) bool) {
 		for _, e := range m.picks {
-			if !yield(e.target, e.pick.Selected) {
+			if !yield(Listed{e}) {
 				return
 			}
 		}
 	}
 }
+
+// Lists tells whether the last Select was given this Target (by name and UID).
+func (m *Memo) Lists(name string, uid types.UID) bool {
+	e, ok := m.picks[name]
+	return ok && e.uid == uid
+}
+
+// Listed is one Target the last Select was given, with what the status pass last found of its status.
+type Listed struct{ e *pickEntry }
+
+// Target is the Target as listed (the cache's own object: read it only).
+func (l Listed) Target() *v1alpha1.Target { return l.e.target }
+
+// Selected tells whether the last Select selected it.
+func (l Listed) Selected() bool { return l.e.pick.Selected }
+
+// StatusKey identifies what a selected Target's status entry is worked out from besides the Target's name: the
+// placement (a version the caller moves whenever it places anew), the pod it puts the Target on (-1: none), and
+// the last read of that pod's collector (CollectorRead). The zero StatusKey stands for a Target the Cluster does
+// not select.
+type StatusKey struct {
+	placement uint64
+	pod       int
+	read      CollectorRead
+}
+
+// NewStatusKey is the StatusKey of a Target placed by placement version placement on pod, whose collector was
+// last read as read.
+func NewStatusKey(placement uint64, pod int, read CollectorRead) StatusKey {
+	return StatusKey{placement: placement, pod: pod, read: read}
+}
+
+// CollectorRead identifies one read of a collector: the map of target states it gave, which is never changed
+// once read, and whether the collector could be read.
+type CollectorRead struct {
+	known  bool
+	states unsafe.Pointer
+}
+
+// ReadOf is the CollectorRead of a read that gave these target states.
+func ReadOf(known bool, states map[string]gnmic.TargetStatus) CollectorRead {
+	return CollectorRead{known: known, states: *(*unsafe.Pointer)(unsafe.Pointer(&states))}
+}
+
+// statusCheck is a status found right: for which key, with the Target selected or not, in which status map.
+type statusCheck struct {
+	key      StatusKey
+	selected bool
+	states   map[string]v1alpha1.TargetClusterState
+	valid    bool
+}
+
+// Checked tells whether the Target's status was found right (NoteChecked) with the Target selected as it is now,
+// in the status map it has now, and, selected, under this placement version with its pod's collector read as
+// reads has it now: then it is right still, for the entry is worked out from these alone.
+func (l Listed) Checked(placement uint64, reads map[int]CollectorRead) bool {
+	c := &l.e.checked
+	if !c.valid || c.selected != l.e.pick.Selected || !sameMap(c.states, l.e.target.Status.ClusterStates) {
+		return false
+	}
+	return !c.selected || (c.key.placement == placement && reads[c.key.pod] == c.key.read)
+}
+
+// NoteChecked records that the Target's status, as listed, is right for this key.
+func (l Listed) NoteChecked(key StatusKey) {
+	l.e.checked = statusCheck{key: key, selected: l.e.pick.Selected, states: l.e.target.Status.ClusterStates, valid: true}
+}
+
+// ForgetChecked drops what NoteChecked recorded.
+func (l Listed) ForgetChecked() { l.e.checked = statusCheck{} }
 
 // sameLabels tells whether two label sets are equal: at once when they are the same map.
 func sameLabels(a, b map[string]string) bool {

@@ -20,8 +20,13 @@ func ProfilesOf(sel Selection) []string {
 // targets need through their profiles: credentials and TLS. profiles is keyed
 // by name; a missing profile contributes nothing (rendering reports it).
 func SecretsOf(sel Selection, profiles map[string]*v1alpha1.TargetProfile) []string {
+	return SecretsOfProfiles(ProfilesOf(sel), profiles)
+}
+
+// SecretsOfProfiles is SecretsOf for the targets' profiles as ProfilesOf gives them.
+func SecretsOfProfiles(used []string, profiles map[string]*v1alpha1.TargetProfile) []string {
 	var names []string
-	for _, name := range ProfilesOf(sel) {
+	for _, name := range used {
 		if p := profiles[name]; p != nil {
 			names = append(names, SecretsOfProfile(p)...)
 		}
@@ -34,8 +39,13 @@ func SecretsOf(sel Selection, profiles map[string]*v1alpha1.TargetProfile) []str
 // target TLS Secret carries to every collector pod, since any target may be
 // placed on any pod (render.BundleTLS).
 func TLSSecretsOf(sel Selection, profiles map[string]*v1alpha1.TargetProfile) []string {
+	return TLSSecretsOfProfiles(ProfilesOf(sel), profiles)
+}
+
+// TLSSecretsOfProfiles is TLSSecretsOf for the targets' profiles as ProfilesOf gives them.
+func TLSSecretsOfProfiles(used []string, profiles map[string]*v1alpha1.TargetProfile) []string {
 	var names []string
-	for _, name := range ProfilesOf(sel) {
+	for _, name := range used {
 		if p := profiles[name]; p != nil && p.Spec.TLS != nil {
 			names = append(names, p.Spec.TLS.SecretRef)
 		}
