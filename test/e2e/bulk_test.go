@@ -27,6 +27,8 @@ type bulkResult struct {
 	// OperatorCPUSeconds is the CPU time (user + system) of every operator container from the first create
 	// until every status was written.
 	OperatorCPUSeconds float64 `json:"operatorCPUSeconds"`
+	// APIServerCPUSeconds is the kube-apiserver's CPU time over the same span.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
 	// Applies is how many configurations the collectors were sent in all; LargestApply the most target
 	// changes one of them carried.
 	Applies      int `json:"applies"`
@@ -50,6 +52,11 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		tracker := trackCollection(fleet.Namespace, nil)
 		cpuBefore, err := cp.OperatorCPU()
 		Expect(err).NotTo(HaveOccurred())
+		apiServer := cp.PIDs()["kube-apiserver"]
+		apiServerBefore, err := harness.ProcessCPU(apiServer)
+		Expect(err).NotTo(HaveOccurred())
+		// With E2E_CPU_PROFILE, the arrival's first 30 s of operator CPU.
+		profiled := cpuProfile(30)
 		start := time.Now()
 		createConcurrently(fleet, targets, tracker.Expect)
 		lastCreate := time.Now()
@@ -66,7 +73,10 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		statusDone := time.Since(lastCreate)
 		cpuAfter, err := cp.OperatorCPU()
 		Expect(err).NotTo(HaveOccurred())
+		apiServerAfter, err := harness.ProcessCPU(apiServer)
+		Expect(err).NotTo(HaveOccurred())
 		cpu := harness.CPUSince(cpuBefore, cpuAfter)
+		profiled()
 		figures := tracker.Stop()
 
 		res := bulkResult{Scenario: "bulk-arrival", Pods: int(fleet.Replicas), Targets: targets,
@@ -74,6 +84,7 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 			CollectedAfterLastCreate: collected.Round(100 * time.Millisecond).Seconds(),
 			StatusAfterLastCreate:    statusDone.Round(100 * time.Millisecond).Seconds(),
 			OperatorCPUSeconds:       cpu.Round(100 * time.Millisecond).Seconds(),
+			APIServerCPUSeconds:      (apiServerAfter - apiServerBefore).Round(100 * time.Millisecond).Seconds(),
 			collectionFigures:        figures,
 		}
 		for i := range int(fleet.Replicas) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,14 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(collectors.Stop)
 	manifests := harness.OperatorManifests(os.Getenv("E2E_OPERATOR_MANIFESTS"))
-	Expect(cp.StartOperator(ctx, harness.OperatorOptions{Manifests: manifests})).To(Succeed())
+	// E2E_OPERATOR_ARGS: arguments added to the operator's, space-separated (a benchmark's --kube-api-qps,
+	// say). E2E_CPU_PROFILE: the operator serves Go's profiling endpoints, for the scenarios that save a CPU
+	// profile (cpuProfile).
+	args := strings.Fields(os.Getenv("E2E_OPERATOR_ARGS"))
+	if os.Getenv("E2E_CPU_PROFILE") != "" {
+		args = append(args, "--pprof-bind-address=:"+pprofPort)
+	}
+	Expect(cp.StartOperator(ctx, harness.OperatorOptions{Manifests: manifests, Args: args})).To(Succeed())
 	k8sClient, err = cp.Client()
 	Expect(err).NotTo(HaveOccurred())
 })
