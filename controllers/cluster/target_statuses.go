@@ -346,20 +346,16 @@ func sameState(a, b operatorv1alpha1.TargetClusterState) bool {
 
 // patchTargetState sets (or, with nil, removes) one Cluster's entry of a Target's status, with optimistic
 // locking so that two Clusters writing the same Target never lose each other's entry. The Target given may be
-// the cache's own: it is only read, the write is made from a copy.
+// the cache's own: it is only read; the patch carries what changes only (targetStatePatch), and the API
+// server's answer is decoded into a new object.
 func (r *Reconciler) patchTargetState(ctx context.Context, listed *operatorv1alpha1.Target, cluster string,
 	state *operatorv1alpha1.TargetClusterState) error {
-	base, t := listed, listed.DeepCopy()
-	if state == nil {
-		delete(t.Status.ClusterStates, cluster)
-	} else {
-		if t.Status.ClusterStates == nil {
-			t.Status.ClusterStates = map[string]operatorv1alpha1.TargetClusterState{}
-		}
-		t.Status.ClusterStates[cluster] = *state
+	patch, err := targetStatePatch(listed, cluster, state)
+	if err != nil {
+		return fmt.Errorf("status patch of target %s: %w", listed.Name, err)
 	}
-	t.Status.Clusters, t.Status.State = summarize(t.Status.ClusterStates)
-	if err := r.Status().Patch(ctx, t, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	t := &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: listed.Namespace, Name: listed.Name}}
+	if err := r.Status().Patch(ctx, t, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("write status of target %s: %w", t.Name, err)
 	}
 	return nil
