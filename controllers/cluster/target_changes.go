@@ -45,42 +45,35 @@ func (c *targetChanges) note(namespace string) {
 // counting is inner behind predicates, counting every event first, whether the predicates let it through or not.
 func (c *targetChanges) counting(inner handler.EventHandler, predicates []predicate.Predicate) handler.EventHandler {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	passes := func(namespace string, lets func(predicate.Predicate) bool) bool {
+		c.note(namespace)
+		for _, p := range predicates {
+			if !lets(p) {
+				return false
+			}
+		}
+		return true
+	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
-			c.note(e.Object.GetNamespace())
-			for _, p := range predicates {
-				if !p.Create(e) {
-					return
-				}
+			if passes(e.Object.GetNamespace(), func(p predicate.Predicate) bool { return p.Create(e) }) {
+				inner.Create(ctx, e, q)
 			}
-			inner.Create(ctx, e, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
-			c.note(e.ObjectNew.GetNamespace())
-			for _, p := range predicates {
-				if !p.Update(e) {
-					return
-				}
+			if passes(e.ObjectNew.GetNamespace(), func(p predicate.Predicate) bool { return p.Update(e) }) {
+				inner.Update(ctx, e, q)
 			}
-			inner.Update(ctx, e, q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
-			c.note(e.Object.GetNamespace())
-			for _, p := range predicates {
-				if !p.Delete(e) {
-					return
-				}
+			if passes(e.Object.GetNamespace(), func(p predicate.Predicate) bool { return p.Delete(e) }) {
+				inner.Delete(ctx, e, q)
 			}
-			inner.Delete(ctx, e, q)
 		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) {
-			c.note(e.Object.GetNamespace())
-			for _, p := range predicates {
-				if !p.Generic(e) {
-					return
-				}
+			if passes(e.Object.GetNamespace(), func(p predicate.Predicate) bool { return p.Generic(e) }) {
+				inner.Generic(ctx, e, q)
 			}
-			inner.Generic(ctx, e, q)
 		},
 	}
 }
