@@ -205,13 +205,12 @@ func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp
 		return pc, fmt.Errorf("render configuration: %w", w.renderErr)
 	}
 	names := func() []string { return append(append([]string(nil), desired...), prior...) }
-	if fromStatus {
-		pc.rendered, pc.key = fleet.Subset(ordinal, w.rendered, names())
-	} else {
+	if !fromStatus {
 		// desired follows from the placement, prior from what the collector acknowledged (pc.sentID).
 		pc.rendered, pc.key = fleet.SubsetOf(ordinal, w.rendered, placement, pc.sentID, names)
-	}
-	if fromStatus {
+	} else {
+		// prior is what the collector runs, read now.
+		pc.rendered, pc.key = fleet.Subset(ordinal, w.rendered, names())
 		// Restarted operator: the pod acknowledged a configuration whose fingerprint status kept. When it is exactly
 		// the desired one, the pod holds its desired targets as they are now rendered.
 		final := render.Subset(w.rendered, desired)

@@ -232,7 +232,7 @@ type CollectorRead struct {
 
 // ReadOf is the CollectorRead of a read that gave these target states.
 func ReadOf(known bool, states map[string]gnmic.TargetStatus) CollectorRead {
-	return CollectorRead{known: known, states: *(*unsafe.Pointer)(unsafe.Pointer(&states))}
+	return CollectorRead{known: known, states: mapPointer(states)}
 }
 
 // statusCheck is a status found right: for which key, with the Target selected or not, in which status map.
@@ -269,7 +269,12 @@ func sameLabels(a, b map[string]string) bool {
 
 // sameMap tells whether a and b are the same map (a map value is a pointer to the runtime's map).
 func sameMap[K comparable, V any](a, b map[K]V) bool {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
+	return mapPointer(a) == mapPointer(b)
+}
+
+// mapPointer is the runtime's map behind m (a map value is a pointer to it): its identity.
+func mapPointer[K comparable, V any](m map[K]V) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
 
 // record and unrecord move the version of each Pipeline whose Targets' picks are made again: its own
