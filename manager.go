@@ -180,7 +180,7 @@ func managerOptions(o options) ctrl.Options {
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.gracefulShutdownTime,
 	}
-	opts.Cache = cache.Options{ByObject: cluster.CacheByObject()}
+	opts.Cache = cluster.CacheOptions()
 	if o.sharding {
 		opts.Cache.ByObject = sharding.CacheByObject(opts.Cache.ByObject)
 	}

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -340,7 +339,7 @@ func startOperatorAs(install *operatorInstall, requests *apiRequests, metrics me
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
-		Cache:                         cache.Options{ByObject: cluster.CacheByObject()},
+		Cache:                         cluster.CacheOptions(),
 		NewCache:                      tripwires.newCache,
 		Logger:                        ctrl.Log,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},

@@ -27,7 +27,8 @@ import (
 
 // The profile of a steady Cluster's reconcile at scale: `make profile-reconcile PROFILE_TARGETS=5000` (docs/fleet.md).
 // Skipped unless PROFILE_TARGETS is set. It writes the CPU profile of PROFILE_RECONCILES reconciles (default 20)
-// to PROFILE_OUT (default reconcile-<targets>.pprof) and prints the mean reconcile time.
+// to PROFILE_OUT (default reconcile-<targets>.pprof) and prints the mean reconcile time; then it changes one Target
+// at a time and writes the profile of those reconciles to PROFILE_OUT.change.
 var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 	It("reconciles a converged Cluster of PROFILE_TARGETS targets and profiles it", func() {
 		targets, _ := strconv.Atoi(os.Getenv("PROFILE_TARGETS"))
@@ -90,6 +91,9 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 			reconciles, targets, pods, float64(spent.Microseconds())/float64(reconciles)/1000, cpuSpent/float64(reconciles), out)
 
 		By("changing one Target at a time: the controller reconciles what the change wakes")
+		changeFile, err := os.Create(out + ".change")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pprof.StartCPUProfile(changeFile)).To(Succeed())
 		for k := range 5 {
 			before := clusterReconciles()
 			cpu := processCPU()
@@ -108,6 +112,9 @@ var _ = Describe("Profile of a steady Cluster's reconcile", func() {
 			GinkgoWriter.Printf("one Target changed (%s): %.0f reconcile(s), mean %.1f ms, %.3f CPU-s in all (1 s quiet included)\n",
 				name, n, (after.seconds-before.seconds)/n*1000, processCPU()-cpu)
 		}
+		pprof.StopCPUProfile()
+		Expect(changeFile.Close()).To(Succeed())
+		GinkgoWriter.Printf("CPU profile of the changes (the process: operator, fake collectors, test) in %s.change\n", out)
 
 		By("restarting the operator over the converged Cluster")
 		op.Stop()

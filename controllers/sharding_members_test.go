@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -195,10 +194,12 @@ func startShardMember(name string, install *operatorInstall, requests *apiReques
 
 // newShardedManager is a manager as the operator builds it with --sharding (manager.go).
 func newShardedManager(restConfig *rest.Config) ctrl.Manager {
+	cacheOptions := cluster.CacheOptions()
+	cacheOptions.ByObject = sharding.CacheByObject(cacheOptions.ByObject)
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
-		Cache:                  cache.Options{ByObject: sharding.CacheByObject(cluster.CacheByObject())},
+		Cache:                  cacheOptions,
 		NewCache:               tripwires.newCache,
 		Logger:                 ctrl.Log,
 		HealthProbeBindAddress: "0",

@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -225,7 +224,7 @@ func newManager(restConfig *rest.Config) ctrl.Manager {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{ByObject: cluster.CacheByObject()},
+		Cache:   cluster.CacheOptions(),
 		// The suite checks that nothing changes the objects in the cache (cache_tripwire_test.go).
 		NewCache: tripwires.newCache,
 		Logger:   ctrl.Log,

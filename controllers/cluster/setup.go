@@ -46,6 +46,13 @@ var ownedKinds = []struct {
 	{&corev1.Pod{}, false},
 }
 
+// CacheOptions are the manager's cache options for the Cluster controller: CacheByObject, and no managedFields on
+// any cached object. Nothing the operator does reads managedFields, and they are a large part of a Target (the
+// caches of a sharded replica's share drop them too).
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()}
+}
+
 // CacheByObject limits what the operator caches of the kinds a Cluster owns to the objects it made (they carry
 // operator.gnmic.dev/cluster): a large cluster's Pods and ConfigMaps (or every NetworkPolicy) would otherwise
 // fill its memory. Secrets are watched through their metadata only; their data is read from the API server
