@@ -7,13 +7,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,6 +139,7 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	if err := cp.StartOperator(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
+	profiled := profileConvergence(t, cp, name)
 	for {
 		missing := 0
 		for _, f := range fleets {
@@ -164,6 +168,7 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 		run.OthersCPUSeconds[process] -= othersBefore[process]
 	}
 	run.MachineBusySeconds = machineBusySeconds() - busyBefore
+	profiled()
 	run.MachineCPUSeconds = run.ConvergeSeconds * float64(runtime.NumCPU())
 	t.Logf("%s: every target collected %.1f s after the operator started; machine busy %.0f of %.0f CPU-seconds, others %v",
 		name, run.ConvergeSeconds, run.MachineBusySeconds, run.MachineCPUSeconds, run.OthersCPUSeconds)
@@ -205,6 +210,53 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 
 // pprofPort is where the benchmark's operator replicas serve Go's profiling endpoints (--pprof-bind-address).
 const pprofPort = "6065"
+
+// profileConvergence saves, when SHARD_BENCH_CPU_PROFILE names a file, a CPU profile of each replica from its
+// start over SHARD_BENCH_CPU_PROFILE_SECONDS (default 600: most of a singleton's convergence) in
+// <file>.<replicas>.<pod>, and gives a wait that returns once they are saved. Without it, it does nothing.
+// Profiling costs the operator a little CPU: compare runs that both profile, or both do not.
+func profileConvergence(t *testing.T, cp *harness.ControlPlane, name string) (wait func()) {
+	path := os.Getenv("SHARD_BENCH_CPU_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	seconds := sizeFromEnv("SHARD_BENCH_CPU_PROFILE_SECONDS", 600)
+	var wg sync.WaitGroup
+	replicas := cp.OperatorReplicas()
+	for _, r := range replicas {
+		out := fmt.Sprintf("%s.%d.%s", path, len(replicas), r.Pod)
+		wg.Go(func() {
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(r.IP, pprofPort), seconds)
+			if err := saveURL(url, out); err != nil {
+				t.Logf("%s: no CPU profile of %s: %v", name, r.Pod, err)
+				return
+			}
+			t.Logf("%s: CPU profile of %s over its first %d s: %s", name, r.Pod, seconds, out)
+		})
+	}
+	return wg.Wait
+}
+
+// saveURL writes what a GET of url answers to path.
+func saveURL(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // heapInUseTop is `go tool pprof -top` of the heap in use of the process serving pprof at address: the
 // summary and the 20 functions that allocated most of what is still in use.
