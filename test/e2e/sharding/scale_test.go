@@ -65,8 +65,13 @@ func TestShardingScale(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("SHARD_BENCH_STEADY")); err == nil {
 		steady = d
 	}
+	// SHARD_BENCH_SINGLETON_ONLY stops after the singleton: a paired run of two builds compares that half.
+	halves := []int{1, 3}
+	if os.Getenv("SHARD_BENCH_SINGLETON_ONLY") != "" {
+		halves = halves[:1]
+	}
 	var runs []scaleRun
-	for _, replicas := range []int{1, 3} {
+	for _, replicas := range halves {
 		run := runScale(t, replicas, clusters, perCluster, pods, steady)
 		runs = append(runs, run)
 		b, _ := json.MarshalIndent(runs, "", "  ")
@@ -75,6 +80,9 @@ func TestShardingScale(t *testing.T) {
 			_ = os.WriteFile(filepath.Join(dir, "sharding-scale.json"), b, 0o644)
 		}
 		t.Logf("%s", b)
+	}
+	if len(runs) < 2 {
+		return
 	}
 	single, sharded := runs[0], runs[1]
 	t.Logf("convergence: singleton %.1f s, 3 replicas %.1f s (%.2fx faster)", single.ConvergeSeconds,
