@@ -123,28 +123,59 @@ func Decide(in Input, mem Memory) Decision {
 }
 
 // decide is Decide; steadyFirst takes a settled collector's step without working it out (settledStep), which
-// gives the same step: a fleet at rest costs one pass over its names.
+// gives the same step, and finds the holders of only the targets some other collector's step may add: a fleet at
+// rest costs one pass over its names, and a fleet where one target changed little more.
 func decide(in Input, mem Memory, steadyFirst bool) Decision {
 	collectors := slices.Clone(in.Collectors)
 	sort.Slice(collectors, func(i, j int) bool { return collectors[i].Ordinal < collectors[j].Ordinal })
 	d := Decision{Memory: Memory{Waiting: map[string]time.Time{}, Progress: map[int]Progress{}, Repairs: map[Slot]int{}}}
-	var holders map[string][]int
-	for _, c := range collectors {
+	if len(collectors) == 0 {
+		return d
+	}
+	d.Steps = make([]Step, len(collectors))
+	var unsettled []int
+	for i, c := range collectors {
 		if steadyFirst {
 			if s, ok := settledStep(c); ok {
-				d.Steps = append(d.Steps, s)
+				d.Steps[i] = s
 				continue
 			}
 		}
-		if holders == nil {
-			holders = holdersOf(collectors)
-			for _, t := range in.HeldElsewhere {
-				holders[t] = append(holders[t], Elsewhere)
-			}
+		unsettled = append(unsettled, i)
+	}
+	if len(unsettled) == 0 {
+		return d
+	}
+	var wanted map[string]bool // nil: every target
+	if steadyFirst {
+		wanted = addable(collectors, unsettled)
+	}
+	holders := holdersOf(collectors, wanted)
+	for _, t := range in.HeldElsewhere {
+		if wanted == nil || wanted[t] {
+			holders[t] = append(holders[t], Elsewhere)
 		}
-		d.Steps = append(d.Steps, d.step(in, mem, c, holders))
+	}
+	for _, i := range unsettled { // in ordinal order, as they were
+		d.Steps[i] = d.step(in, mem, collectors[i], holders)
 	}
 	return d
+}
+
+// addable are the targets the collectors at these indexes may be sent anew (desired, not sent): the only ones
+// whose holders a step reads.
+func addable(collectors []Collector, indexes []int) map[string]bool {
+	out := map[string]bool{}
+	for _, i := range indexes {
+		c := collectors[i]
+		sent := setOf(c.Sent)
+		for _, t := range c.Desired {
+			if !sent[t] {
+				out[t] = true
+			}
+		}
+	}
+	return out
 }
 
 // settledStep is the step of a collector at rest, when it is: it runs exactly what it was sent, which is what
@@ -191,15 +222,18 @@ func settledStep(c Collector) (Step, bool) {
 	return Step{Ordinal: c.Ordinal, Send: send, Settled: true}, true
 }
 
-// holdersOf gives, per target, the collectors that still hold it: those that were sent it and those that
-// run it.
-func holdersOf(collectors []Collector) map[string][]int {
+// holdersOf gives, per target of wanted (nil: every target), the collectors that still hold it: those that
+// were sent it and those that run it.
+func holdersOf(collectors []Collector, wanted map[string]bool) map[string][]int {
 	holders := map[string][]int{}
+	if wanted != nil && len(wanted) == 0 {
+		return holders
+	}
 	for _, c := range collectors {
 		seen := map[string]bool{}
 		add := func(names []string) {
 			for _, n := range names {
-				if !seen[n] {
+				if (wanted == nil || wanted[n]) && !seen[n] {
 					seen[n] = true
 					holders[n] = append(holders[n], c.Ordinal)
 				}

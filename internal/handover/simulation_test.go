@@ -179,12 +179,13 @@ func TestDecideRepairsDroppedChanges(t *testing.T) {
 	t.Logf("%d changes dropped and repaired; settled after %d ticks", dropped, ticks)
 }
 
-// TestSettledStepsAreThoseWorkedOut: taking a settled collector's step without working it out gives what
-// working it out gives, step and memory, over random fleets on their way to settling and at rest.
+// TestSettledStepsAreThoseWorkedOut: taking a settled collector's step without working it out, and finding the
+// holders of only the targets a step may add, gives what working every step out over every holder gives, step
+// and memory, over random fleets on their way to settling and at rest.
 func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	settled := 0
-	for round := range 400 {
+	settled, held := 0, 0
+	for round := range 600 {
 		targets := make([]string, 1+rng.Intn(30))
 		for i := range targets {
 			targets[i] = fmt.Sprintf("t%02d", i)
@@ -196,8 +197,8 @@ func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 		for o := range pods {
 			c := Collector{Ordinal: o, Desired: desired[o], Sent: slices.Clone(desired[o]), Running: slices.Clone(desired[o]),
 				RunningKnown: rng.Intn(6) > 0}
-			switch rng.Intn(6) { // most collectors at rest, some not
-			case 0:
+			switch rng.Intn(8) { // most collectors at rest, some not
+			case 0: // still holds a target that may belong elsewhere now
 				c.Sent = append(c.Sent, targets[rng.Intn(len(targets))])
 			case 1:
 				if len(c.Running) > 0 {
@@ -205,12 +206,23 @@ func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 				}
 			case 2:
 				c.Changed = []string{targets[rng.Intn(len(targets))]}
+			case 3, 4: // a target moved onto it from the collector before it (or elsewhere), which still holds it
+				if len(c.Sent) > 0 {
+					moved := c.Sent[0]
+					c.Sent, c.Running = c.Sent[1:], c.Running[1:]
+					if o > 0 {
+						prev := &in.Collectors[o-1]
+						prev.Sent, prev.Running = append(prev.Sent, moved), append(prev.Running, moved)
+					} else {
+						in.HeldElsewhere = append(in.HeldElsewhere, moved)
+					}
+				}
 			}
 			rng.Shuffle(len(c.Sent), func(i, j int) { c.Sent[i], c.Sent[j] = c.Sent[j], c.Sent[i] })
 			in.Collectors = append(in.Collectors, c)
 		}
 		if rng.Intn(4) == 0 {
-			in.HeldElsewhere = []string{targets[rng.Intn(len(targets))]}
+			in.HeldElsewhere = append(in.HeldElsewhere, targets[rng.Intn(len(targets))])
 		}
 		mem := Memory{Waiting: map[string]time.Time{}, Progress: map[int]Progress{}, Repairs: map[Slot]int{}}
 		if rng.Intn(2) == 0 {
@@ -226,9 +238,46 @@ func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 			if s.Settled {
 				settled++
 			}
+			if len(s.Waiting) > 0 {
+				held++
+			}
 		}
+		held += len(full.Overlaps)
 	}
-	if settled < 200 {
-		t.Fatalf("only %d settled steps: the rounds did not test the shortcut", settled)
+	if settled < 200 || held < 50 {
+		t.Fatalf("only %d settled steps and %d waits or overlaps on holders: the rounds did not test the shortcuts", settled, held)
+	}
+}
+
+// BenchmarkDecide is one decision over 100 collectors of 500 targets each: at rest, with one target's
+// configuration changed, and with one target moving between two of them.
+func BenchmarkDecide(b *testing.B) {
+	fleet := func() Input {
+		in := Input{BatchSize: 100, DropTimeout: time.Minute, RepairAfter: time.Minute, Now: t0}
+		for o := range 100 {
+			names := make([]string, 500)
+			for i := range names {
+				names[i] = fmt.Sprintf("r%05d", o*500+i)
+			}
+			in.Collectors = append(in.Collectors, Collector{Ordinal: o, Desired: names, Sent: names, Running: names, RunningKnown: true})
+		}
+		return in
+	}
+	rest := fleet()
+	changed := fleet()
+	changed.Collectors[40].Changed = []string{changed.Collectors[40].Desired[7]}
+	moving := fleet()
+	moved := moving.Collectors[40].Desired[7]
+	moving.Collectors[40].Desired = slices.Delete(slices.Clone(moving.Collectors[40].Desired), 7, 8)
+	moving.Collectors[41].Desired = append(slices.Clone(moving.Collectors[41].Desired), moved)
+	for _, tc := range []struct {
+		name string
+		in   Input
+	}{{"rest", rest}, {"one-changed", changed}, {"one-moving", moving}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				Decide(tc.in, Memory{})
+			}
+		})
 	}
 }
