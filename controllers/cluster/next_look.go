@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
@@ -43,6 +44,13 @@ const startingLook = 5 * time.Second
 func anyStarting(runtimes collectorRuntimes, pushed pushResults) bool {
 	for ordinal, pp := range pushed.pods {
 		if !pp.considered {
+			continue
+		}
+		if rt := runtimes[ordinal]; rt.Known && slices.Equal(pp.step.Send, rt.Names()) {
+			// It lists exactly what it was sent (both sorted): one look at the read's summary.
+			if rt.AnyStarting() {
+				return true
+			}
 			continue
 		}
 		for _, name := range pp.step.Send {

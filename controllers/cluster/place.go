@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -157,6 +158,9 @@ func newPlacedFleet(fleet clusterplacement.Fleet, recorded, version uint64) *pla
 	}
 	for name, o := range p.plan.Held {
 		p.onPod[o] = append(p.onPod[o], name)
+	}
+	for _, names := range p.onPod {
+		slices.Sort(names) // as collectors' acknowledged and running names are: a pod at rest is told by comparing
 	}
 	return p
 }

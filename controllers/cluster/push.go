@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -123,10 +124,8 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 		pp := results.pods[ordinal]
 		pp.considered = true
 		pc, err := r.podConfigs(w, &memory.fleet, ordinal, pp, plan.version, plan.onPod[ordinal], runtimes[ordinal])
-		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].Known}
-		for name := range runtimes[ordinal].Targets {
-			c.Running = append(c.Running, name)
-		}
+		c := handover.Collector{Ordinal: ordinal, Sent: pc.sentNames, RunningKnown: runtimes[ordinal].Known,
+			Running: runtimes[ordinal].Names()}
 		if !c.RunningKnown {
 			c.Running = r.ledger.LastRunning(pp.pod)
 		}
@@ -136,8 +135,10 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 			pp.status.Error = err.Error()
 			c.Desired = pc.sentNames
 		} else {
-			key := fleetmemo.ChangesKey{Pod: pc.key, OnPod: memory.fleet.Names(plan.onPod[ordinal]), Sent: pc.sentID,
-				SentNames: memory.fleet.Names(pc.sentNames)}
+			key := fleetmemo.ChangesKey{Pod: pc.key, Placement: plan.version, Sent: pc.sentID}
+			if !pc.sentNamed() {
+				key.SentNames = memory.fleet.Names(pc.sentNames)
+			}
 			c.Desired, c.Changed = memory.fleet.Changes(ordinal, key, func() (desired, changed []string) {
 				return desiredAndChanged(plan.onPod[ordinal], pc)
 			})
@@ -181,6 +182,10 @@ func (r *Reconciler) collectorStatuses(cluster *operatorv1alpha1.Cluster, w *wor
 	return out
 }
 
+// sentUnknown is the sentID of a collector whose acknowledged configuration is not known, only the targets it
+// runs.
+const sentUnknown = "unknown"
+
 // podConfigs cuts what the pod should hold, together with what it still holds, from the fleet's rendered
 // configuration, and finds what its collector acknowledged: from the ledger; after an operator restart from
 // Cluster status (when it acknowledged exactly the configuration now desired) or from what the collector
@@ -193,7 +198,7 @@ func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp
 		pc.sent, pc.sentID = &e.Config, e.Hash
 		prior = e.TargetNames()
 	} else if pp.status.UID == string(pp.pod.UID) && pp.status.Restarts == workload.CollectorRestarts(pp.pod) && pp.status.ConfigHash != "" {
-		fromStatus, pc.sentID = true, "unknown"
+		fromStatus, pc.sentID = true, sentUnknown
 		for name := range rt.Targets {
 			prior = append(prior, name)
 		}
@@ -222,6 +227,10 @@ func (r *Reconciler) podConfigs(w *world, fleet *fleetmemo.Memo, ordinal int, pp
 	return pc, nil
 }
 
+// sentNamed tells whether sentID names the acknowledged targets: a fingerprint of the whole configuration, or
+// "nothing"; after an operator restart, "unknown" does not.
+func (pc podConfigs) sentNamed() bool { return pc.sentID != sentUnknown }
+
 // desiredAndChanged are the placed targets that render, and those of them whose configuration differs from
 // the one the collector acknowledged (all that were sent, when that configuration is not known).
 func desiredAndChanged(onPod []string, pc podConfigs) (desired, changed []string) {
@@ -246,7 +255,12 @@ func desiredAndChanged(onPod []string, pc podConfigs) (desired, changed []string
 // that configuration already.
 func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, fleet *fleetmemo.Memo, pp *podPush, pc podConfigs) {
 	logger := log.FromContext(ctx).WithValues("pod", pp.pod.Name)
-	key := fleetmemo.StepKey{Pod: pc.key, Sent: pc.sentID, Send: fleet.Names(pp.step.Send), Update: fleet.Names(pp.step.Update)}
+	key := fleetmemo.StepKey{Pod: pc.key, Sent: pc.sentID}
+	if pp.step.Settled && pc.sentNamed() {
+		key.Resend = true // Send is what was acknowledged, Update is empty
+	} else {
+		key.Send, key.Update = fleet.Names(pp.step.Send), fleet.Names(pp.step.Update)
+	}
 	cfg, hash, err := fleet.Step(pp.step.Ordinal, key, func() (gnmic.Config, string, error) {
 		cfg := stepConfig(pc, pp.step)
 		hash, err := w.fingerprint(cfg)
@@ -387,6 +401,9 @@ func (p pushResults) countRunning(plan placementPlan, runtimes collectorRuntimes
 
 // runningAndPending counts the pod's placed targets its collector runs, and those it does not run yet.
 func runningAndPending(onPod []string, rt collector.Runtime) (running, pending int32) {
+	if rt.Known && slices.Equal(onPod, rt.Names()) { // both sorted: it runs every one of them
+		return int32(len(onPod)), 0
+	}
 	for _, name := range onPod {
 		if _, ok := rt.Targets[name]; ok && rt.Known {
 			running++

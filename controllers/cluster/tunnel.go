@@ -115,18 +115,19 @@ func (r *Reconciler) ensureTunnelService(ctx context.Context, cluster *operatorv
 // runtimeOf splits what a collector reported into the targets it was sent and the dial-in devices it runs
 // through its tunnel server (their configuration carries tunnel-target-type).
 func runtimeOf(reported []gnmic.TargetState) collector.Runtime {
-	rt := collector.Runtime{Known: true, Targets: make(map[string]gnmic.TargetStatus, len(reported))}
+	targets := make(map[string]gnmic.TargetStatus, len(reported))
+	var tunnel map[string]collector.TunnelTarget
 	for _, t := range reported {
 		if typ := t.TunnelTargetType(); typ != "" {
-			if rt.Tunnel == nil {
-				rt.Tunnel = map[string]collector.TunnelTarget{}
+			if tunnel == nil {
+				tunnel = map[string]collector.TunnelTarget{}
 			}
-			rt.Tunnel[t.Name] = collector.TunnelTarget{Type: typ, Status: t.State}
+			tunnel[t.Name] = collector.TunnelTarget{Type: typ, Status: t.State}
 			continue
 		}
-		rt.Targets[t.Name] = t.State
+		targets[t.Name] = t.State
 	}
-	return rt
+	return collector.NewRuntime(targets, tunnel)
 }
 
 // reportTunnelTargets sets, for every pod whose collector was read, the dial-in devices it runs, attributed to

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -16,13 +17,46 @@ import (
 )
 
 // Runtime is what one collector says it runs: every target it lists in its running state, with that state. A
-// collector that could not be read is not Known: nothing is concluded from it.
+// collector that could not be read is not Known: nothing is concluded from it. A read is never changed once
+// made: NewRuntime works out, once, what the reconciles ask of it every time (Names, AnyStarting).
 type Runtime struct {
 	Known   bool
 	Targets map[string]gnmic.TargetStatus
 	// Tunnel are the dial-in devices the collector runs through its gRPC tunnel server, by ID: it was sent
 	// none of them, and no apply removes them.
 	Tunnel map[string]TunnelTarget
+	// names and starting are Names and AnyStarting, when summarized.
+	names      []string
+	starting   bool
+	summarized bool
+}
+
+// NewRuntime is a collector's read that listed these targets and dial-in devices.
+func NewRuntime(targets map[string]gnmic.TargetStatus, tunnel map[string]TunnelTarget) Runtime {
+	rt := Runtime{Known: true, Targets: targets, Tunnel: tunnel}
+	rt.names, rt.starting, rt.summarized = rt.Names(), rt.AnyStarting(), true
+	return rt
+}
+
+// Names are the names of the targets the collector lists, sorted. The slice is shared: read it only.
+func (rt Runtime) Names() []string {
+	if rt.summarized {
+		return rt.names
+	}
+	return slices.Sorted(maps.Keys(rt.Targets))
+}
+
+// AnyStarting tells whether a target the collector lists is starting, or has no state yet.
+func (rt Runtime) AnyStarting() bool {
+	if rt.summarized {
+		return rt.starting
+	}
+	for _, st := range rt.Targets {
+		if st.State == gnmic.StateStarting || st.State == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // TunnelTarget is a dial-in device a collector runs: the type it registered with, and its state.
@@ -59,6 +93,8 @@ type Entry struct {
 	// Read is the collector's last answer to "which targets do you run", received at ReadAt.
 	Read   Runtime
 	ReadAt time.Time
+	// settled is what Settled tells, worked out whenever the acknowledged configuration or the read changes.
+	settled bool
 }
 
 // TargetNames are the names of the targets of the acknowledged configuration, sorted: Config.TargetNames, made
@@ -89,33 +125,27 @@ func (l *Ledger) Acknowledged(pod *corev1.Pod) (Entry, bool) {
 func (l *Ledger) Record(pod *corev1.Pod, cfg gnmic.Config, hash string) {
 	e := l.Entry(pod)
 	e.acked, e.Config, e.Hash, e.names = true, cfg, hash, cfg.TargetNames()
+	e.settled = e.worksOffNothing()
 	l.entries.Store(slot(pod), e)
 }
 
 // NoteRead records the pod's collector's answer read at at: the targets it runs, with their states.
 func (l *Ledger) NoteRead(pod *corev1.Pod, rt Runtime, at time.Time) {
 	e := l.Entry(pod)
-	e.running = make([]string, 0, len(rt.Targets))
-	for name := range rt.Targets {
-		e.running = append(e.running, name)
-	}
-	slices.Sort(e.running)
+	e.running = rt.Names()
 	e.Read, e.ReadAt = rt, at
+	e.settled = e.worksOffNothing()
 	l.entries.Store(slot(pod), e)
 }
 
 // Settled tells whether the collector, as last read, runs exactly what it acknowledged and has no target still
-// starting: nothing it was sent is left for it to act on.
-func (e Entry) Settled() bool {
-	if !e.acked || !e.Read.Known || len(e.Read.Targets) != len(e.Config.Targets) {
-		return false
-	}
-	for name, st := range e.Read.Targets {
-		if _, sent := e.Config.Targets[name]; !sent || st.State == gnmic.StateStarting || st.State == "" {
-			return false
-		}
-	}
-	return true
+// starting: nothing it was sent is left for it to act on. It is worked out once per acknowledgement and per read.
+func (e Entry) Settled() bool { return e.settled }
+
+// worksOffNothing is what Settled tells of the entry as it is.
+func (e Entry) worksOffNothing() bool {
+	return e.acked && e.Read.Known && len(e.Read.Targets) == len(e.Config.Targets) &&
+		slices.Equal(e.Read.Names(), e.names) && !e.Read.AnyStarting()
 }
 
 // LastRunning is what the pod's collector reported running last, together with what it was sent: what it may

@@ -350,10 +350,12 @@ func (m *Memo) Names(names []string) NamesKey {
 }
 
 // ChangesKey identifies what a pod's desired and changed targets are made of: its cut, the targets placed
-// on it, and what its collector acknowledged (Sent names the configuration, SentNames its targets).
+// on it (Placement: a version the caller moves whenever it places anew), and what its collector acknowledged
+// (Sent names the configuration; SentNames its targets, when Sent is not a fingerprint of the whole
+// configuration, which names them: zero otherwise).
 type ChangesKey struct {
 	Pod       PodKey
-	OnPod     NamesKey
+	Placement uint64
 	Sent      string
 	SentNames NamesKey
 }
@@ -372,10 +374,13 @@ func (m *Memo) Changes(ordinal int, key ChangesKey, make func() (desired, change
 }
 
 // StepKey identifies what the configuration of a pod's handover step is made of: its cut, what its collector
-// acknowledged, and the step's targets (those sent, and those updated).
+// acknowledged, and the step's targets (those sent, and those updated). A step that sends again what was
+// acknowledged (Resend) has its targets named by Sent, when Sent fingerprints the whole configuration: Send
+// and Update are zero then.
 type StepKey struct {
 	Pod          PodKey
 	Sent         string
+	Resend       bool
 	Send, Update NamesKey
 }
 

@@ -197,7 +197,7 @@ func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 		for o := range pods {
 			c := Collector{Ordinal: o, Desired: desired[o], Sent: slices.Clone(desired[o]), Running: slices.Clone(desired[o]),
 				RunningKnown: rng.Intn(6) > 0}
-			switch rng.Intn(8) { // most collectors at rest, some not
+			switch rng.Intn(9) { // most collectors at rest, some not
 			case 0: // still holds a target that may belong elsewhere now
 				c.Sent = append(c.Sent, targets[rng.Intn(len(targets))])
 			case 1:
@@ -206,6 +206,11 @@ func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 				}
 			case 2:
 				c.Changed = []string{targets[rng.Intn(len(targets))]}
+			case 5: // a name twice, in all three lists
+				if len(c.Desired) > 0 {
+					twice := slices.Insert(slices.Clone(c.Desired), 0, c.Desired[0])
+					c.Desired, c.Sent, c.Running = twice, slices.Clone(twice), slices.Clone(twice)
+				}
 			case 3, 4: // a target moved onto it from the collector before it (or elsewhere), which still holds it
 				if len(c.Sent) > 0 {
 					moved := c.Sent[0]
@@ -218,7 +223,9 @@ func TestSettledStepsAreThoseWorkedOut(t *testing.T) {
 					}
 				}
 			}
-			rng.Shuffle(len(c.Sent), func(i, j int) { c.Sent[i], c.Sent[j] = c.Sent[j], c.Sent[i] })
+			if rng.Intn(2) == 0 { // else sorted alike, as the operator gives them
+				rng.Shuffle(len(c.Sent), func(i, j int) { c.Sent[i], c.Sent[j] = c.Sent[j], c.Sent[i] })
+			}
 			in.Collectors = append(in.Collectors, c)
 		}
 		if rng.Intn(4) == 0 {

@@ -1,0 +1,97 @@
+package collector
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
+)
+
+// settledByDefinition is what Entry.Settled means: acknowledged, read, running exactly the acknowledged
+// targets, none of them starting (or without a state).
+func settledByDefinition(acked bool, cfg gnmic.Config, rt Runtime) bool {
+	if !acked || !rt.Known || len(rt.Targets) != len(cfg.Targets) {
+		return false
+	}
+	for name, st := range rt.Targets {
+		if _, sent := cfg.Targets[name]; !sent || st.State == gnmic.StateStarting || st.State == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSettledIsWorkedOutWithEveryAcknowledgementAndRead: Settled, worked out when the ledger records an
+// acknowledgement or a read, is what its definition says of the entry as it stands, whichever came last, and a
+// read's Names are its targets' names sorted, whether NewRuntime made it or not.
+func TestSettledIsWorkedOutWithEveryAcknowledgementAndRead(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "net", Name: "telemetry-0", UID: "u1"}}
+	states := []string{gnmic.StateRunning, gnmic.StateRunning, gnmic.StateRunning, gnmic.StateRunning, gnmic.StateRunning, gnmic.StateRunning, gnmic.StateStarting, "", gnmic.StateFailed}
+	names := func() []string {
+		out := []string{}
+		for i := range 6 {
+			if rng.Intn(3) > 0 {
+				out = append(out, fmt.Sprintf("r%d", i))
+			}
+		}
+		return out
+	}
+	settled := 0
+	for round := range 500 {
+		l := &Ledger{}
+		acked, cfg, rt := false, gnmic.Config{}, Runtime{}
+		for step := range 6 {
+			if rng.Intn(2) == 0 {
+				cfg = gnmic.Config{Targets: map[string]gnmic.TargetConfig{}}
+				for _, n := range names() {
+					cfg.Targets[n] = gnmic.TargetConfig{Name: n}
+				}
+				acked = true
+				l.Record(pod, cfg, fmt.Sprintf("h%d", step))
+			} else {
+				targets := map[string]gnmic.TargetStatus{}
+				source := names()
+				if acked && rng.Intn(2) == 0 {
+					source = cfg.TargetNames() // often exactly what was acknowledged
+				}
+				for _, n := range source {
+					targets[n] = gnmic.TargetStatus{State: states[rng.Intn(len(states))]}
+				}
+				rt = NewRuntime(targets, nil)
+				if rng.Intn(5) == 0 {
+					rt = Runtime{} // could not be read
+				} else if rng.Intn(3) == 0 {
+					rt = Runtime{Known: true, Targets: targets} // made without NewRuntime: worked out on every call
+				}
+				l.NoteRead(pod, rt, time.Unix(int64(step), 0))
+			}
+			e := l.Entry(pod)
+			want := settledByDefinition(acked, cfg, rt)
+			if e.Settled() != want {
+				t.Fatalf("round %d step %d: Settled %v, by definition %v (acked %v, config %v, read %+v)",
+					round, step, e.Settled(), want, acked, cfg.TargetNames(), rt)
+			}
+			if want {
+				settled++
+			}
+			var read []string
+			for n := range rt.Targets {
+				read = append(read, n)
+			}
+			slices.Sort(read)
+			if !slices.Equal(e.Read.Names(), read) && len(read)+len(e.Read.Names()) > 0 {
+				t.Fatalf("round %d step %d: Names %v, read %v", round, step, e.Read.Names(), read)
+			}
+		}
+	}
+	if settled < 100 {
+		t.Fatalf("only %d settled entries: the rounds did not test Settled", settled)
+	}
+}
