@@ -51,6 +51,8 @@ type Memo struct {
 	// profiles are this pass's digests of the TargetProfiles with their Secrets, made on first use.
 	profiles     map[string]string
 	profilesPass uint64
+	// lastProfile is the digest profileDigest gave last in this pass.
+	lastProfile *profileDigest
 
 	// seed hashes names into pod keys; pods remembers each pod's last cut; restDigest is the digest of the
 	// non-target part of the configuration pods were last cut from.
@@ -252,15 +254,22 @@ func (m *Memo) assemble() (gnmic.Config, []render.SkipError, error) {
 // Secrets it names and whether the Cluster's target TLS Secret could hold its TLS Secret. Made once per pass.
 func (m *Memo) profileDigest(name string, conn render.Connections) string {
 	if m.profilesPass != m.pass {
-		m.profiles, m.profilesPass = map[string]string{}, m.pass
+		m.profiles, m.profilesPass, m.lastProfile = map[string]string{}, m.pass, nil
 	}
-	if d, ok := m.profiles[name]; ok {
-		return d
+	if m.lastProfile != nil && m.lastProfile.name == name {
+		return m.lastProfile.digest // most targets share their neighbour's profile: no map lookup
 	}
-	d := digestOf(name, conn)
-	m.profiles[name] = d
+	d, ok := m.profiles[name]
+	if !ok {
+		d = digestOf(name, conn)
+		m.profiles[name] = d
+	}
+	m.lastProfile = &profileDigest{name: name, digest: d}
 	return d
 }
+
+// profileDigest is one profile's digest in a pass.
+type profileDigest struct{ name, digest string }
 
 // digestOf is the digest of the named profile as conn has it (profileDigest).
 func digestOf(name string, conn render.Connections) string {
