@@ -34,6 +34,10 @@ type Memo struct {
 	pass    uint64
 	renders uint64
 	changes uint64
+	// changed are the names of the latest results kept or dropped, in order: the changes numbered
+	// changedFrom+1 to changes (at most 2*changeLog of them).
+	changed     []string
+	changedFrom uint64
 	// version numbers results: a new result gets the next one, so that a pod's key changes with any of
 	// its targets.
 	version uint64
@@ -199,9 +203,31 @@ func (m *Memo) init() {
 	m.current, m.last = map[string]int{}, map[string]int{}
 }
 
+// noteChange counts a result kept or dropped, and logs its name.
+func (m *Memo) noteChange(name string) {
+	m.changes++
+	m.changed = append(m.changed, name)
+	if len(m.changed) > 2*changeLog {
+		m.changed = slices.Clone(m.changed[len(m.changed)-changeLog:])
+		m.changedFrom = m.changes - changeLog
+	}
+}
+
+// changeLog is how many changes a pod's cut can be brought up to date over (SubsetOf): more, and it is cut again.
+const changeLog = 1024
+
+// changedSince gives the names of the results kept or dropped after the change numbered from, if the log still
+// has them all.
+func (m *Memo) changedSince(from uint64) ([]string, bool) {
+	if from < m.changedFrom || from > m.changes {
+		return nil, false
+	}
+	return m.changed[from-m.changedFrom:], true
+}
+
 // keep records a new entry.
 func (m *Memo) keep(name string, e *targetEntry) {
-	m.changes++
+	m.noteChange(name)
 	m.targets[name] = e
 	for _, sub := range e.result.Consulted {
 		m.consulted[sub]++
@@ -221,7 +247,7 @@ func (m *Memo) drop(name string, e *targetEntry) {
 	if e == nil {
 		return
 	}
-	m.changes++
+	m.noteChange(name)
 	delete(m.targets, name)
 	for _, sub := range e.result.Consulted {
 		if m.consulted[sub]--; m.consulted[sub] == 0 {
@@ -327,9 +353,11 @@ type PodKey struct {
 type podEntry struct {
 	key PodKey
 	cfg gnmic.Config
-	// cut is the CutKey the cut was last given for (hasCut: it was, through SubsetOf).
+	// cut is the CutKey the cut was last given for (hasCut: it was, through SubsetOf), holds the names it was
+	// cut for.
 	cut    CutKey
 	hasCut bool
+	holds  map[string]bool
 
 	hasChanges bool
 	changes    ChangesKey
@@ -425,7 +453,8 @@ func (m *Memo) Subset(ordinal int, full gnmic.Config, names []string) (gnmic.Con
 // CutKey identifies a pod's cut by what its names come from instead of by its names: the placement that put
 // targets on the pod (a version the caller moves whenever it places anew) and the configuration its collector
 // acknowledged, whose targets the cut keeps too (its fingerprint; empty when the acknowledged targets are not
-// known by a fingerprint), with the targets' results and the non-target part of the configuration.
+// known by a fingerprint), with the targets' results (as of the change numbered changes) and the non-target part
+// of the configuration.
 type CutKey struct {
 	placement uint64
 	sent      string
@@ -434,18 +463,41 @@ type CutKey struct {
 }
 
 // SubsetOf is Subset(ordinal, full, names()) for a pod whose names follow from placement and sent alone: while
-// these, every target's result and the non-target part of full are what they were at the pod's last cut, that
-// cut is given again without its names being made or hashed.
+// these and the non-target part of full are what they were at the pod's last cut, and no result of the names it
+// was cut for changed since, that cut is given again without its names being made or hashed.
 func (m *Memo) SubsetOf(ordinal int, full gnmic.Config, placement uint64, sent string, names func() []string) (gnmic.Config, PodKey) {
 	m.init()
 	key := CutKey{placement: placement, sent: sent, changes: m.changes, rest: m.restDigest(full)}
-	if e, ok := m.pods[ordinal]; ok && e.hasCut && e.cut == key {
+	if e, ok := m.pods[ordinal]; ok && e.hasCut && m.cutHolds(e, key) {
+		e.cut = key
 		return e.cfg, e.key
 	}
-	cfg, podKey := m.Subset(ordinal, full, names())
+	ns := names()
+	cfg, podKey := m.Subset(ordinal, full, ns)
 	e := m.pods[ordinal]
-	e.cut, e.hasCut = key, true
+	e.cut, e.hasCut, e.holds = key, true, make(map[string]bool, len(ns))
+	for _, n := range ns {
+		e.holds[n] = true
+	}
 	return cfg, podKey
+}
+
+// cutHolds tells whether the pod's last cut is still the one for key: the same placement, acknowledged
+// configuration and non-target part, and none of the names it was cut for kept or dropped since.
+func (m *Memo) cutHolds(e *podEntry, key CutKey) bool {
+	if e.cut.placement != key.placement || e.cut.sent != key.sent || e.cut.rest != key.rest {
+		return false
+	}
+	since, ok := m.changedSince(e.cut.changes)
+	if !ok {
+		return false
+	}
+	for _, n := range since {
+		if e.holds[n] {
+			return false
+		}
+	}
+	return true
 }
 
 // ForgetPods drops the cuts of the pods not in keep.

@@ -494,3 +494,37 @@ func TestSameMap(t *testing.T) {
 		t.Error("sameLabels does not compare contents")
 	}
 }
+
+// TestChangedSinceGivesEveryChangeAfterOrNothing: the change log gives, after any number of changes, exactly
+// the names of the changes after the one asked for, or says it no longer has them all.
+func TestChangedSinceGivesEveryChangeAfterOrNothing(t *testing.T) {
+	var m Memo
+	var all []string
+	for n := 1; n <= 5*changeLog; n++ {
+		name := fmt.Sprintf("t%d", n)
+		m.noteChange(name)
+		all = append(all, name)
+		if n%97 != 0 && n != 2*changeLog+1 && n != 5*changeLog {
+			continue
+		}
+		for _, from := range []int{0, n - 1 - changeLog, n - changeLog, n - 3, n - 1, n} {
+			if from < 0 {
+				continue
+			}
+			got, ok := m.changedSince(uint64(from))
+			if !ok {
+				if n-from <= changeLog {
+					t.Fatalf("after %d changes: the last %d are not in the log", n, n-from)
+				}
+				continue
+			}
+			if !slices.Equal(got, all[from:]) {
+				t.Fatalf("after %d changes, since %d: got %d names from %v, want %d from %v", n, from, len(got),
+					got[:min(1, len(got))], n-from, all[from:min(from+1, n)])
+			}
+		}
+	}
+	if _, ok := m.changedSince(uint64(5*changeLog + 1)); ok {
+		t.Fatal("the log gives changes that were not made")
+	}
+}
