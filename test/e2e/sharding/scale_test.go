@@ -40,8 +40,11 @@ type scaleRun struct {
 	APIRequestsPerSecond      map[string]float64 `json:"steadyAPIRequestsPerSecond"`
 	// APIRequestsByKind is every replica's requests together in the steady window, per second, by verb and
 	// resource (kube-apiserver's audit log).
-	APIRequestsByKind  map[string]float64 `json:"steadyAPIRequestsPerSecondByKind"`
-	ConvergeCPUSeconds map[string]float64 `json:"cpuSecondsUntilConverged"`
+	APIRequestsByKind map[string]float64 `json:"steadyAPIRequestsPerSecondByKind"`
+	// ConvergeRequestsByKind is every replica's requests together from the operator's start until every target
+	// is collected, by verb and resource: how many writes convergence takes.
+	ConvergeRequestsByKind map[string]int     `json:"requestsUntilConvergedByKind,omitempty"`
+	ConvergeCPUSeconds     map[string]float64 `json:"cpuSecondsUntilConverged"`
 	// OthersCPUSeconds is, from the operator's start until every target is collected, the CPU seconds of each
 	// control plane process (etcd, kube-apiserver, ...) and of this test process ("harness": the fake
 	// collectors and the pod emulator); MachineBusySeconds is the whole machine's, and MachineCPUSeconds what
@@ -213,6 +216,14 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	}
 	for kind, n := range byKind {
 		run.APIRequestsByKind[string(kind)] = float64(n) / steady.Seconds()
+	}
+	converging, err := cp.OperatorRequests(started, started.Add(time.Duration(run.ConvergeSeconds*float64(time.Second))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.ConvergeRequestsByKind = map[string]int{}
+	for kind, n := range converging {
+		run.ConvergeRequestsByKind[string(kind)] = n
 	}
 	return run
 }
