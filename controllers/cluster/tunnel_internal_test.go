@@ -12,8 +12,8 @@ import (
 func TestRuntimeOfKeepsDialInDevicesApartFromTheTargetsTheCollectorWasSent(t *testing.T) {
 	running := gnmic.TargetStatus{State: gnmic.StateRunning}
 	rt := runtimeOf([]gnmic.TargetState{
-		{Name: "r1", Config: map[string]any{"address": "10.0.0.1:57400"}, State: running},
-		{Name: "leaf-1", Config: map[string]any{gnmic.TunnelTargetTypeKey: "GNMI_GNOI"}, State: running},
+		{Name: "r1", State: running},
+		{Name: "leaf-1", Config: gnmic.TargetStateConfig{TunnelType: "GNMI_GNOI"}, State: running},
 	})
 	if _, ok := rt.Targets["r1"]; !ok || len(rt.Targets) != 1 {
 		t.Errorf("targets %v, want r1 alone: a device must not count as a pushed target (Settled, handover)", rt.Targets)

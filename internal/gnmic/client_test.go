@@ -120,7 +120,7 @@ func TestTargetReadsOneTargetByItsSlashedName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if target.Name != "ns/r1" || target.Config["password"] != "****" || target.Config["username"] != "admin" {
+	if target.Name != "ns/r1" || target.TunnelTargetType() != "" || target.State.State != gnmic.StateRunning {
 		t.Fatalf("target = %+v", target)
 	}
 	if want := map[string]string{"if": gnmic.SubscriptionRunning}; !reflect.DeepEqual(target.State.Subscriptions, want) {

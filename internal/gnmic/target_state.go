@@ -36,13 +36,22 @@ const (
 )
 
 // TargetState is one element of GET /api/v1/targets: a target the collector
-// runs. Config is the target's configuration as the collector stores it, with
-// password and token masked; its durations are numbers of nanoseconds, hence
-// the loose type.
+// runs. Config is what the operator reads of the target's configuration as
+// the collector stores it (password and token masked); the rest of it is
+// skipped when decoding, for a collector lists every target it runs whenever
+// it is read.
 type TargetState struct {
-	Name   string         `json:"name"`
-	Config map[string]any `json:"config,omitempty"`
-	State  TargetStatus   `json:"state"`
+	Name   string            `json:"name"`
+	Config TargetStateConfig `json:"config"`
+	State  TargetStatus      `json:"state"`
+}
+
+// TargetStateConfig is what the operator reads of a running target's
+// configuration.
+type TargetStateConfig struct {
+	// TunnelType is the type a dial-in device registered with, for a target
+	// the collector runs through its tunnel server (TunnelTargetTypeKey).
+	TunnelType string `json:"tunnel-target-type,omitempty"`
 }
 
 // TargetStatus is the runtime state of a target, as found in TargetState and

@@ -26,10 +26,7 @@ const TunnelTargetTypeKey = "tunnel-target-type"
 
 // TunnelTargetType is the type the device registered with when the collector runs the target through its
 // tunnel server, "" for a target it was sent.
-func (t TargetState) TunnelTargetType() string {
-	typ, _ := t.Config[TunnelTargetTypeKey].(string)
-	return typ
-}
+func (t TargetState) TunnelTargetType() string { return t.Config.TunnelType }
 
 // Matches tells whether a device registering with typ and id matches m, as the collector decides it. An
 // expression that does not compile matches nothing (the collector logs the error and skips the rule).

@@ -2,6 +2,7 @@ package gnmic
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,33 @@ func TestTunnelTargetTypeTellsDialInTargetsFromPushedOnes(t *testing.T) {
 	}
 	if states[0].TunnelTargetType() != "GNMI_GNOI" || states[1].TunnelTargetType() != "" {
 		t.Fatalf("types %q %q, want GNMI_GNOI and none", states[0].TunnelTargetType(), states[1].TunnelTargetType())
+	}
+}
+
+// BenchmarkDecodeTargetStates decodes GET /api/v1/targets of a collector running 500 targets, each listed with
+// its whole configuration as the collector stores it.
+func BenchmarkDecodeTargetStates(b *testing.B) {
+	var body strings.Builder
+	body.WriteString("[")
+	for i := range 500 {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `{"name":"ns/r%04d","config":{"name":"ns/r%04d","address":"10.0.%d.%d:57400","username":"admin",`+
+			`"password":"****","timeout":10000000000,"insecure":false,"skip-verify":true,"buffer-size":100,`+
+			`"retry-timer":10000000000,"subscriptions":["interfaces","bgp","system"],"outputs":["prom"],`+
+			`"tags":{"site":"par1","role":"leaf"},"event-tags":{"namespace":"ns"}},`+
+			`"state":{"intended-state":"enabled","state":"running","last-updated":"2026-12-05T14:00:00Z",`+
+			`"connection-state":"READY","subscriptions":{"interfaces":"running","bgp":"running","system":"running"}}}`,
+			i, i, i/256, i%256)
+	}
+	body.WriteString("]")
+	raw := []byte(body.String())
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		var states []TargetState
+		if err := json.Unmarshal(raw, &states); err != nil || len(states) != 500 {
+			b.Fatal(err, len(states))
+		}
 	}
 }
