@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -128,9 +129,19 @@ func (w *writeCounter) record(verb string, obj client.Object, subresource string
 	if _, ok := obj.(*corev1.Pod); ok && subresource == "status" {
 		w.podStatus[obj.GetNamespace()]++
 	}
-	if _, ok := obj.(*operatorv1alpha1.Target); ok && subresource == "status" {
+	if isTarget(obj) && subresource == "status" {
 		w.targetStatus[obj.GetNamespace()]++
 	}
+}
+
+// isTarget tells whether obj is a Target, whole or as its metadata (the operator patches Target status
+// through the metadata client).
+func isTarget(obj client.Object) bool {
+	if _, ok := obj.(*operatorv1alpha1.Target); ok {
+		return true
+	}
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	return ok && m.GroupVersionKind() == operatorv1alpha1.GroupVersion.WithKind("Target")
 }
 
 // targetStatusIn is how many writes of Target status went to the namespace.

@@ -354,7 +354,11 @@ func (r *Reconciler) patchTargetState(ctx context.Context, listed *operatorv1alp
 	if err != nil {
 		return fmt.Errorf("status patch of target %s: %w", listed.Name, err)
 	}
-	t := &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: listed.Namespace, Name: listed.Name}}
+	// The API server answers with the patched object, which nothing reads: asked as metadata only, the answer
+	// is decoded at a fraction of a whole Target's cost (a status write of 5,000 Targets at once is the bulk of
+	// the operator's CPU).
+	t := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: listed.Namespace, Name: listed.Name}}
+	t.SetGroupVersionKind(operatorv1alpha1.GroupVersion.WithKind("Target"))
 	if err := r.Status().Patch(ctx, t, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("write status of target %s: %w", t.Name, err)
 	}
