@@ -61,13 +61,15 @@ var _ = Describe("Cluster reconciler with collectors that behave like gNMIc", fu
 	})
 
 	It("repairs the targets a collector dropped, and says so", func() {
+		// A buffer of 40 with batches of 100: most of a full batch is dropped, as gNMIc drops what overflows. The
+		// targets exist before the operator starts, so that its first push is a full batch: created while it
+		// runs, they may reach the collector in batches of fewer than 40, which drop nothing.
+		f := newFleetOf(1, fakecollector.WithChangeQueue(40, time.Millisecond))
+		f.addTargets(0, 150)
 		op = startOperatorPolling(2*time.Second, func(r *cluster.Reconciler) {
 			r.BatchSize = 100
 			r.RepairAfter = time.Second
 		})
-		// A buffer of 40 with batches of 100: most of each batch is dropped, as gNMIc drops what overflows.
-		f := newFleetOf(1, fakecollector.WithChangeQueue(40, time.Millisecond))
-		f.addTargets(0, 150)
 		f.converged(150, 0)
 		f.collecting(150)
 		Expect(f.collectors[0].Dropped()).To(BeNumerically(">", 0), "nothing was dropped: the spec proves no repair")
