@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -294,14 +295,23 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 
 // listTargets lists the namespace's Targets from the cache, without deep copies, or gives the last list again
 // when no Target of the namespace changed since (targetChanges), and no older than targetRelist; unchanged
-// tells which. The list is kept in the Cluster's memory.
+// tells which. When a few Targets changed since, the last list is brought up to date with just those, taken from
+// the cache again (refreshTargets). The list is kept in the Cluster's memory.
 func (r *Reconciler) listTargets(ctx context.Context, namespace string, memory *clusterMemory) (listed []operatorv1alpha1.Target, unchanged bool, err error) {
 	kept := &memory.targets
 	var changes uint64
 	if r.targetChanges != nil {
 		changes = r.targetChanges.of(namespace) // before the list: a change it misses moves the count after
-		if kept.valid && kept.changes == changes && r.now().Sub(kept.at) < targetRelist {
-			return kept.items, true, nil
+		if kept.valid && r.now().Sub(kept.at) < targetRelist {
+			if kept.changes == changes {
+				return kept.items, true, nil
+			}
+			if names, count, ok := r.targetChanges.since(namespace, kept.changes); ok && len(names) <= targetRefreshes {
+				if err := r.refreshTargets(ctx, namespace, kept, names); err == nil {
+					kept.changes = count
+					return kept.items, false, nil
+				}
+			}
 		}
 	}
 	var targets operatorv1alpha1.TargetList
@@ -313,16 +323,59 @@ func (r *Reconciler) listTargets(ctx context.Context, namespace string, memory *
 	return targets.Items, false, nil
 }
 
+// targetRefreshes is how many changed Targets a reconcile takes from the cache one by one into its last list;
+// more, and it lists the namespace again.
+const targetRefreshes = 256
+
+// refreshTargets brings the list up to date with the named Targets: each is taken from the cache again (without a
+// deep copy) into its place in the list, added at its end, or, gone, taken out (the list's last Target takes its
+// place). The list's order means nothing. On an error the list is dropped: the caller lists again.
+func (r *Reconciler) refreshTargets(ctx context.Context, namespace string, kept *listedTargets, names []string) error {
+	if kept.index == nil {
+		kept.index = make(map[string]int, len(kept.items))
+		for i := range kept.items {
+			kept.index[kept.items[i].Name] = i
+		}
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		var t operatorv1alpha1.Target
+		err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &t, client.UnsafeDisableDeepCopy)
+		i, listed := kept.index[name]
+		switch {
+		case err == nil && listed:
+			kept.items[i] = t
+		case err == nil:
+			kept.index[name] = len(kept.items)
+			kept.items = append(kept.items, t)
+		case apierrors.IsNotFound(err) && listed:
+			last := len(kept.items) - 1
+			kept.items[i] = kept.items[last]
+			kept.index[kept.items[i].Name] = i
+			kept.items[last] = operatorv1alpha1.Target{} // nothing kept alive by the slice beyond its length
+			kept.items = kept.items[:last]
+			delete(kept.index, name)
+		case apierrors.IsNotFound(err):
+		default:
+			*kept = listedTargets{}
+			return fmt.Errorf("get target %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // targetRelist bounds how long a list of Targets is reused while no change is counted: the count follows the
 // caches the watch handlers run on, and a replica whose share moves reads from a new cache of the namespace,
 // which counts its changes from when it started.
 const targetRelist = 10 * time.Minute
 
-// listedTargets is a namespace's Targets as a reconcile of the Cluster last listed them, with the count of the
-// namespace's Target changes read before that list and when it was made.
+// listedTargets is a namespace's Targets as a reconcile of the Cluster last listed them (and brought up to date
+// since), with the count of the namespace's Target changes read before that list, when it was made, and where
+// each Target is in it (made on the first refresh).
 type listedTargets struct {
 	items   []operatorv1alpha1.Target
 	changes uint64
 	at      time.Time
 	valid   bool
+	index   map[string]int
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -24,6 +25,9 @@ var (
 	k8sClient client.Client
 	suiteCtx  context.Context
 	cancel    context.CancelFunc
+	// restConfig and scheme reach the API server for specs that run their own cache.
+	restConfig *rest.Config
+	scheme     *runtime.Scheme
 )
 
 func TestClusterWrites(t *testing.T) {
@@ -32,13 +36,13 @@ func TestClusterWrites(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	scheme := runtime.NewScheme()
+	scheme = runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(operatorv1alpha1.AddToScheme(scheme))
 	suiteCtx, cancel = context.WithCancel(context.Background())
 	e, cfg, err := testenv.Start(testenv.Options{})
 	Expect(err).NotTo(HaveOccurred())
-	env = e
+	env, restConfig = e, cfg
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 })

@@ -2,10 +2,11 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"sync"
-	"sync/atomic"
 
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -13,40 +14,78 @@ import (
 )
 
 // targetChanges counts, per namespace, the changes of its Targets that the reconciler's caches applied: every
-// create, update (spec, labels or status) and delete. A reconcile that finds the count of its namespace where
-// its last list left it reuses that list (observe): the cache holds the same Targets.
+// create, update (spec, labels or status) and delete, and logs the names of the latest ones. A reconcile that
+// finds the count of its namespace where its last list left it reuses that list (observe): the cache holds the
+// same Targets; one that finds only a few changes since takes just the Targets they name from the cache again.
 //
 // The count moves in the Targets' watch handler, before that handler wakes any Cluster, and the handler runs
 // once the cache holds the change: a reconcile woken by a change always finds the count moved. A reconcile
 // that reads the count before a change lands lists again at its next reconcile, which the change wakes (spec
 // and labels) or which comes anyway (status-only changes wake nothing, and read nothing new until then).
 type targetChanges struct {
-	counts sync.Map // namespace -> *atomic.Uint64
+	namespaces sync.Map // namespace -> *namespaceChanges
+}
+
+// namespaceChanges are one namespace's Target changes: how many, and the names of the latest (at most
+// 2*targetChangeLog; the change numbered from+1 is the first of names).
+type namespaceChanges struct {
+	mu    sync.Mutex
+	count uint64
+	names []string
+	from  uint64
+}
+
+// targetChangeLog is how many of a namespace's latest Target changes are named at least: a reconcile that
+// finds more since its last list lists the namespace again.
+const targetChangeLog = 512
+
+// in is the namespace's changes, made on first use.
+func (c *targetChanges) in(namespace string) *namespaceChanges {
+	v, ok := c.namespaces.Load(namespace)
+	if !ok {
+		v, _ = c.namespaces.LoadOrStore(namespace, &namespaceChanges{})
+	}
+	return v.(*namespaceChanges)
 }
 
 // of is the count of the namespace's Target changes.
 func (c *targetChanges) of(namespace string) uint64 {
-	v, ok := c.counts.Load(namespace)
-	if !ok {
-		return 0
-	}
-	return v.(*atomic.Uint64).Load()
+	n := c.in(namespace)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.count
 }
 
-// note counts one change of a Target of the namespace.
-func (c *targetChanges) note(namespace string) {
-	v, ok := c.counts.Load(namespace)
-	if !ok {
-		v, _ = c.counts.LoadOrStore(namespace, new(atomic.Uint64))
+// since gives the names of the namespace's Target changes after the one numbered from, and the count they
+// bring it to, when the log still names them all.
+func (c *targetChanges) since(namespace string, from uint64) (names []string, count uint64, ok bool) {
+	n := c.in(namespace)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if from < n.from || from > n.count {
+		return nil, 0, false
 	}
-	v.(*atomic.Uint64).Add(1)
+	return slices.Clone(n.names[from-n.from:]), n.count, true
+}
+
+// note counts one change of the named Target of the namespace.
+func (c *targetChanges) note(namespace, name string) {
+	n := c.in(namespace)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.count++
+	n.names = append(n.names, name)
+	if len(n.names) > 2*targetChangeLog {
+		n.names = slices.Clone(n.names[len(n.names)-targetChangeLog:])
+		n.from = n.count - targetChangeLog
+	}
 }
 
 // counting is inner behind predicates, counting every event first, whether the predicates let it through or not.
 func (c *targetChanges) counting(inner handler.EventHandler, predicates []predicate.Predicate) handler.EventHandler {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	passes := func(namespace string, lets func(predicate.Predicate) bool) bool {
-		c.note(namespace)
+	passes := func(obj client.Object, lets func(predicate.Predicate) bool) bool {
+		c.note(obj.GetNamespace(), obj.GetName())
 		for _, p := range predicates {
 			if !lets(p) {
 				return false
@@ -56,22 +95,22 @@ func (c *targetChanges) counting(inner handler.EventHandler, predicates []predic
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
-			if passes(e.Object.GetNamespace(), func(p predicate.Predicate) bool { return p.Create(e) }) {
+			if passes(e.Object, func(p predicate.Predicate) bool { return p.Create(e) }) {
 				inner.Create(ctx, e, q)
 			}
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
-			if passes(e.ObjectNew.GetNamespace(), func(p predicate.Predicate) bool { return p.Update(e) }) {
+			if passes(e.ObjectNew, func(p predicate.Predicate) bool { return p.Update(e) }) {
 				inner.Update(ctx, e, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
-			if passes(e.Object.GetNamespace(), func(p predicate.Predicate) bool { return p.Delete(e) }) {
+			if passes(e.Object, func(p predicate.Predicate) bool { return p.Delete(e) }) {
 				inner.Delete(ctx, e, q)
 			}
 		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) {
-			if passes(e.Object.GetNamespace(), func(p predicate.Predicate) bool { return p.Generic(e) }) {
+			if passes(e.Object, func(p predicate.Predicate) bool { return p.Generic(e) }) {
 				inner.Generic(ctx, e, q)
 			}
 		},

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +57,9 @@ func TestTargetChangesCountEveryEventAndWakeByThePredicates(t *testing.T) {
 	if got := c.of("b"); got != 1 {
 		t.Errorf("namespace b counted %d changes, want 1", got)
 	}
+	if names, _, _ := c.since("a", 0); !slices.Equal(names, []string{"t", "t", "t", "t", "t"}) {
+		t.Errorf("namespace a's changes named %v, want its Target's five", names)
+	}
 	if got := c.of("never"); got != 0 {
 		t.Errorf("a namespace without events counted %d changes", got)
 	}
@@ -66,5 +71,41 @@ func TestTargetChangesCountEveryEventAndWakeByThePredicates(t *testing.T) {
 		if woken[i] != want[i] {
 			t.Fatalf("woken by %v, want %v", woken, want)
 		}
+	}
+}
+
+// The log names the Targets of every change after the one asked for, with the count they bring the namespace
+// to, or says that it no longer names them all.
+func TestTargetChangesNameEveryChangeSinceOrNone(t *testing.T) {
+	c := &targetChanges{}
+	var all []string
+	for n := 1; n <= 5*targetChangeLog; n++ {
+		name := fmt.Sprintf("t%d", n%300)
+		c.note("a", name)
+		all = append(all, name)
+		if n%37 != 0 && n != 2*targetChangeLog+1 {
+			continue
+		}
+		for _, from := range []int{0, n - 1 - targetChangeLog, n - targetChangeLog, n - 2, n} {
+			if from < 0 {
+				continue
+			}
+			names, count, ok := c.since("a", uint64(from))
+			if !ok {
+				if n-from <= targetChangeLog {
+					t.Fatalf("after %d changes: the last %d are not named", n, n-from)
+				}
+				continue
+			}
+			if count != uint64(n) || !slices.Equal(names, all[from:]) {
+				t.Fatalf("after %d changes, since %d: %d names up to %d, want %d up to %d", n, from, len(names), count, n-from, n)
+			}
+		}
+	}
+	if _, _, ok := c.since("a", uint64(5*targetChangeLog+1)); ok {
+		t.Fatal("the log names changes that were not made")
+	}
+	if names, count, ok := c.since("b", 0); !ok || count != 0 || len(names) != 0 {
+		t.Fatalf("a namespace without changes: %v up to %d (%v), want none up to 0", names, count, ok)
 	}
 }
