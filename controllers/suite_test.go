@@ -113,7 +113,7 @@ func (w *writeCounter) count(obj client.Object, subresource string) {
 
 // record counts a write, with its verb and, for a patch, what the patch carried.
 func (w *writeCounter) record(verb string, obj client.Object, subresource string, patch client.Patch) {
-	what := fmt.Sprintf("%s %T/%s", verb, obj, obj.GetName())
+	what := fmt.Sprintf("%s %s/%s", verb, writtenType(obj), obj.GetName())
 	if subresource != "" {
 		what += "/" + subresource
 	}
@@ -132,6 +132,15 @@ func (w *writeCounter) record(verb string, obj client.Object, subresource string
 	if isTarget(obj) && subresource == "status" {
 		w.targetStatus[obj.GetNamespace()]++
 	}
+}
+
+// writtenType names the type of a written object as its Go type does (*v1alpha1.Target), a Target patched as
+// its metadata alike.
+func writtenType(obj client.Object) string {
+	if isTarget(obj) {
+		return fmt.Sprintf("%T", &operatorv1alpha1.Target{})
+	}
+	return fmt.Sprintf("%T", obj)
 }
 
 // isTarget tells whether obj is a Target, whole or as its metadata (the operator patches Target status
