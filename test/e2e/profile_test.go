@@ -4,13 +4,12 @@ package e2e_test
 
 import (
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 )
 
 // pprofPort is where the operator serves Go's profiling endpoints when E2E_CPU_PROFILE is set.
@@ -33,8 +32,7 @@ func cpuProfile(seconds int) (wait func()) {
 			out += "." + r.Pod
 		}
 		wg.Go(func() {
-			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(r.IP, pprofPort), seconds)
-			if err := saveURL(url, out); err != nil {
+			if err := harness.SaveCPUProfile(r, pprofPort, seconds, out); err != nil {
 				fmt.Fprintf(GinkgoWriter, "no CPU profile of %s: %v\n", r.Pod, err)
 				return
 			}
@@ -42,24 +40,4 @@ func cpuProfile(seconds int) (wait func()) {
 		})
 	}
 	return wg.Wait
-}
-
-func saveURL(url, path string) error {
-	resp, err := http.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -7,9 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,8 +244,7 @@ func profileConvergence(t *testing.T, cp *harness.ControlPlane, name string) (wa
 	for _, r := range replicas {
 		out := fmt.Sprintf("%s.%d.%s", path, len(replicas), r.Pod)
 		wg.Go(func() {
-			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(r.IP, pprofPort), seconds)
-			if err := saveURL(url, out); err != nil {
+			if err := harness.SaveCPUProfile(r, pprofPort, seconds, out); err != nil {
 				t.Logf("%s: no CPU profile of %s: %v", name, r.Pod, err)
 				return
 			}
@@ -255,27 +252,6 @@ func profileConvergence(t *testing.T, cp *harness.ControlPlane, name string) (wa
 		})
 	}
 	return wg.Wait
-}
-
-// saveURL writes what a GET of url answers to path.
-func saveURL(url, path string) error {
-	resp, err := http.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // heapInUseTop is `go tool pprof -top` of the heap in use of the process serving pprof at address: the
