@@ -45,6 +45,8 @@ type Memo struct {
 	// sharedVersion moves when shared renders targets differently from the one before.
 	sharedVersion uint64
 	targets       map[string]*targetEntry
+	// inOrder are the entries of the last pass's targets, in the selection's order.
+	inOrder []*targetEntry
 	// rendered holds the configuration of every target that renders, failed the skips of those that do
 	// not; subscriptions counts, per subscription, the targets that render and use it, consulted the targets
 	// that consulted it.
@@ -79,8 +81,10 @@ type Memo struct {
 	// renderKept tells that the last Render gave what the one before gave (Unchanged).
 	renderKept bool
 
-	prepared       *selection.Prepared
-	picks          map[string]*pickEntry
+	prepared *selection.Prepared
+	picks    map[string]*pickEntry
+	// listed are the entries of the last Select's Targets, in the order they were listed.
+	listed         []*pickEntry
 	order          []string
 	selectPass     uint64
 	selectEpoch    uint64
@@ -95,6 +99,7 @@ type Memo struct {
 
 // targetEntry is one target's result with what it was computed from.
 type targetEntry struct {
+	name          string
 	uid           types.UID
 	generation    int64
 	subscriptions []string
@@ -135,20 +140,29 @@ func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.C
 		return m.assembled.cfg, m.assembled.skips, m.assembled.err
 	}
 	m.pass++
-	for _, st := range sel.Targets {
+	// A target is first looked for where the last pass had it (the selection is sorted by name: the same names,
+	// the same places): every entry of inOrder is one of targets, under its name.
+	inOrder := slices.Grow(m.inOrder[:0], len(sel.Targets))[:len(sel.Targets)]
+	for i, st := range sel.Targets {
 		name := st.Target.Name
 		digest := m.profileDigest(st.Target.Spec.Profile, conn)
-		e := m.targets[name]
+		e := inOrder[i]
+		if e == nil || e.name != name {
+			e = m.targets[name]
+		}
 		if e == nil || !e.matches(st, digest, m.sharedVersion) {
 			m.drop(name, e)
 			m.version++
-			e = &targetEntry{uid: st.Target.UID, generation: st.Target.Generation, subscriptions: slices.Clone(st.Subscriptions),
+			e = &targetEntry{name: name, uid: st.Target.UID, generation: st.Target.Generation, subscriptions: slices.Clone(st.Subscriptions),
 				outputs: slices.Clone(st.Outputs), labels: maps.Clone(st.Labels), profile: st.Target.Spec.Profile,
 				profileDigest: digest, sharedVersion: m.sharedVersion, result: shared.Target(st), version: m.version}
 			m.keep(name, e)
 		}
 		e.seen = m.pass
+		inOrder[i] = e
 	}
+	clear(inOrder[len(sel.Targets):cap(inOrder)]) // nothing beyond the selection is kept alive
+	m.inOrder = inOrder
 	for name, e := range m.targets {
 		if e.seen != m.pass {
 			m.drop(name, e)

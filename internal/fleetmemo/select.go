@@ -19,6 +19,7 @@ import (
 // controllers suite's tripwire fails any code that does), so the same map means the same labels, and a
 // reconcile that lists the Targets without deep copies tells an unchanged Target by one pointer comparison.
 type pickEntry struct {
+	name   string
 	uid    types.UID
 	labels map[string]string
 	pick   selection.TargetPick
@@ -55,20 +56,26 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 		for name, e := range m.picks {
 			m.forgetRecorded(name, e)
 		}
-		m.prepared, m.picks, m.order = prepared, map[string]*pickEntry{}, nil
+		m.prepared, m.picks, m.order, m.listed = prepared, map[string]*pickEntry{}, nil, nil
 		m.selectEpoch++
 		clear(m.memberVersions)
 	}
 	p := m.prepared
 	reordered := false
+	// A Target is first looked for where the last list had it (a list brought up to date keeps its order): every
+	// entry of listed is one of picks, under its name.
+	listed := slices.Grow(m.listed[:0], len(in.Targets))[:len(in.Targets)]
 	for i := range in.Targets {
 		t := &in.Targets[i]
-		e := m.picks[t.Name]
+		e := listed[i]
+		if e == nil || e.name != t.Name {
+			e = m.picks[t.Name]
+		}
 		if e == nil || e.uid != t.UID || !sameLabels(e.labels, t.Labels) {
 			pick := p.Target(t)
 			if e == nil {
 				reordered = true
-				e = &pickEntry{}
+				e = &pickEntry{name: t.Name}
 				m.picks[t.Name] = e
 			} else {
 				m.unrecord(e.pick.Pipelines)
@@ -79,7 +86,10 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 		// The same labels may come in another map (the Target was written since): keep the listed one, so that
 		// the next pass finds the same map.
 		e.target, e.seen, e.labels = t, m.selectPass, t.Labels
+		listed[i] = e
 	}
+	clear(listed[len(in.Targets):cap(listed)]) // nothing beyond the list is kept alive
+	m.listed = listed
 	for name, e := range m.picks {
 		if e.seen != m.selectPass {
 			m.unrecord(e.pick.Pipelines)
