@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/changelog"
 )
 
 // targetChanges counts, per namespace, the changes of its Targets that the reconciler's caches applied: every
@@ -26,13 +28,10 @@ type targetChanges struct {
 	namespaces sync.Map // namespace -> *namespaceChanges
 }
 
-// namespaceChanges are one namespace's Target changes: how many, and the names of the latest (at most
-// 2*targetChangeLog; the change numbered from+1 is the first of names).
+// namespaceChanges are one namespace's Target changes: their count, and the names of the latest.
 type namespaceChanges struct {
-	mu    sync.Mutex
-	count uint64
-	names []string
-	from  uint64
+	mu  sync.Mutex
+	log changelog.Log
 }
 
 // targetChangeLog is how many of a namespace's latest Target changes are named at least: a reconcile that
@@ -43,7 +42,7 @@ const targetChangeLog = 512
 func (c *targetChanges) in(namespace string) *namespaceChanges {
 	v, ok := c.namespaces.Load(namespace)
 	if !ok {
-		v, _ = c.namespaces.LoadOrStore(namespace, &namespaceChanges{})
+		v, _ = c.namespaces.LoadOrStore(namespace, &namespaceChanges{log: changelog.Log{Window: targetChangeLog}})
 	}
 	return v.(*namespaceChanges)
 }
@@ -53,7 +52,7 @@ func (c *targetChanges) of(namespace string) uint64 {
 	n := c.in(namespace)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.count
+	return n.log.Count()
 }
 
 // since gives the names of the namespace's Target changes after the one numbered from, and the count they
@@ -62,10 +61,11 @@ func (c *targetChanges) since(namespace string, from uint64) (names []string, co
 	n := c.in(namespace)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if from < n.from || from > n.count {
+	names, ok = n.log.Since(from)
+	if !ok {
 		return nil, 0, false
 	}
-	return slices.Clone(n.names[from-n.from:]), n.count, true
+	return slices.Clone(names), n.log.Count(), true
 }
 
 // note counts one change of the named Target of the namespace.
@@ -73,12 +73,7 @@ func (c *targetChanges) note(namespace, name string) {
 	n := c.in(namespace)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.count++
-	n.names = append(n.names, name)
-	if len(n.names) > 2*targetChangeLog {
-		n.names = slices.Clone(n.names[len(n.names)-targetChangeLog:])
-		n.from = n.count - targetChangeLog
-	}
+	n.log.Note(name)
 }
 
 // counting is inner behind predicates, counting every event first, whether the predicates let it through or not.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/changelog"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/selection"
@@ -30,14 +31,11 @@ import (
 // overlap.
 type Memo struct {
 	// pass counts the Render calls that went over the targets; an entry not seen by the current pass is a
-	// target no longer selected. renders counts every Render call, changes every result kept or dropped.
+	// target no longer selected. renders counts every Render call.
 	pass    uint64
 	renders uint64
-	changes uint64
-	// changed are the names of the latest results kept or dropped, in order: the changes numbered
-	// changedFrom+1 to changes (at most 2*changeLog of them).
-	changed     []string
-	changedFrom uint64
+	// changed logs the names of the latest results kept or dropped; its count is the number of all of them.
+	changed changelog.Log
 	// version numbers results: a new result gets the next one, so that a pod's key changes with any of
 	// its targets.
 	version uint64
@@ -219,12 +217,8 @@ func (m *Memo) init() {
 
 // noteChange counts a result kept or dropped, and logs its name.
 func (m *Memo) noteChange(name string) {
-	m.changes++
-	m.changed = append(m.changed, name)
-	if len(m.changed) > 2*changeLog {
-		m.changed = slices.Clone(m.changed[len(m.changed)-changeLog:])
-		m.changedFrom = m.changes - changeLog
-	}
+	m.changed.Window = changeLog
+	m.changed.Note(name)
 }
 
 // changeLog is how many changes a pod's cut can be brought up to date over (SubsetOf): more, and it is cut again.
@@ -232,12 +226,7 @@ const changeLog = 1024
 
 // changedSince gives the names of the results kept or dropped after the change numbered from, if the log still
 // has them all.
-func (m *Memo) changedSince(from uint64) ([]string, bool) {
-	if from < m.changedFrom || from > m.changes {
-		return nil, false
-	}
-	return m.changed[from-m.changedFrom:], true
-}
+func (m *Memo) changedSince(from uint64) ([]string, bool) { return m.changed.Since(from) }
 
 // keep records a new entry.
 func (m *Memo) keep(name string, e *targetEntry) {
@@ -481,7 +470,7 @@ type CutKey struct {
 // was cut for changed since, that cut is given again without its names being made or hashed.
 func (m *Memo) SubsetOf(ordinal int, full gnmic.Config, placement uint64, sent string, names func() []string) (gnmic.Config, PodKey) {
 	m.init()
-	key := CutKey{placement: placement, sent: sent, changes: m.changes, rest: m.restDigest(full)}
+	key := CutKey{placement: placement, sent: sent, changes: m.changed.Count(), rest: m.restDigest(full)}
 	if e, ok := m.pods[ordinal]; ok && e.hasCut && m.cutHolds(e, key) {
 		e.cut = key
 		return e.cfg, e.key
