@@ -55,8 +55,9 @@ type Memo struct {
 	// profiles are this pass's digests of the TargetProfiles with their Secrets, made on first use.
 	profiles     map[string]string
 	profilesPass uint64
-	// lastProfile is the digest profileDigest gave last in this pass.
-	lastProfile *profileDigest
+	// lastProfile is the digest profileDigest gave last in this pass (hasLastProfile: it gave one).
+	lastProfile    profileDigest
+	hasLastProfile bool
 
 	// seed hashes names into pod keys; pods remembers each pod's last cut; restDigest is the digest of the
 	// non-target part of the configuration pods were last cut from.
@@ -283,9 +284,9 @@ func (m *Memo) assemble() (gnmic.Config, []render.SkipError, error) {
 // Secrets it names and whether the Cluster's target TLS Secret could hold its TLS Secret. Made once per pass.
 func (m *Memo) profileDigest(name string, conn render.Connections) string {
 	if m.profilesPass != m.pass {
-		m.profiles, m.profilesPass, m.lastProfile = map[string]string{}, m.pass, nil
+		m.profiles, m.profilesPass, m.hasLastProfile = map[string]string{}, m.pass, false
 	}
-	if m.lastProfile != nil && m.lastProfile.name == name {
+	if m.hasLastProfile && m.lastProfile.name == name {
 		return m.lastProfile.digest // most targets share their neighbour's profile: no map lookup
 	}
 	d, ok := m.profiles[name]
@@ -293,7 +294,7 @@ func (m *Memo) profileDigest(name string, conn render.Connections) string {
 		d = digestOf(name, conn)
 		m.profiles[name] = d
 	}
-	m.lastProfile = &profileDigest{name: name, digest: d}
+	m.lastProfile, m.hasLastProfile = profileDigest{name: name, digest: d}, true
 	return d
 }
 
