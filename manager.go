@@ -21,6 +21,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/controllers/cluster"
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
+	"github.com/gnmic-operator/gnmic-operator/controllers/targetsource"
 	"github.com/gnmic-operator/gnmic-operator/controllers/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
 	"github.com/gnmic-operator/gnmic-operator/pushendpoint"
@@ -72,7 +73,8 @@ func run(ctx context.Context, o options) error {
 		RepairAfter:             o.collectorRepairAfter,
 		CollectorSilence:        o.collectorSilence,
 	}
-	var balancerShard balancer.Assigner // nil: this replica runs every Balancer
+	var balancerShard balancer.Assigner         // nil: this replica runs every Balancer
+	var targetSourceShard targetsource.Assigner // nil: this replica syncs every TargetSource
 	if o.sharding {
 		member, err := newShardMember(mgr, o)
 		if err != nil {
@@ -82,7 +84,7 @@ func run(ctx context.Context, o options) error {
 		reconciler.Client = member.Client(reconciler.Client) // the objects of its share, from its caches
 		reconciler.Dialer = &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient(),
 			UserAgent: collector.MemberUserAgent(member.Identity)}
-		balancerShard = member
+		balancerShard, targetSourceShard = member, member
 		log.Info("sharding: this replica reconciles its share of the Clusters", "member", member.Identity)
 		if err := mgr.Add(member); err != nil {
 			return fmt.Errorf("add operator sharding: %w", err)
@@ -104,7 +106,7 @@ func run(ctx context.Context, o options) error {
 	if err := (&tunnelpolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up tunnel target policy controller: %w", err)
 	}
-	if err := setupTargetSource(mgr, balancerShard); err != nil {
+	if err := setupTargetSource(mgr, targetSourceShard); err != nil {
 		return err
 	}
 

@@ -379,6 +379,12 @@ type TargetSourceStatus struct {
 	// +optional
 	LastAttemptTime *metav1.Time `json:"lastAttemptTime,omitempty"`
 
+	// Syncing names the replica of a sharded operator that started a sync and has not written its result yet,
+	// and when it started. The other replicas start none while that replica's member Lease shows it running
+	// (Ready or Draining), up to 10 minutes; the sync's result clears it. Without sharding it stays empty.
+	// +optional
+	Syncing *TargetSourceSyncing `json:"syncing,omitempty"`
+
 	// LastSyncRequest is the value of the annotation operator.gnmic.dev/sync-requested that the last sync
 	// answered: setting the annotation to another value syncs at once.
 	// +optional
@@ -445,6 +451,14 @@ type TargetSourceStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TargetSourceSyncing is a sync in flight on one replica of a sharded operator.
+type TargetSourceSyncing struct {
+	// Member is the replica's member name (its pod name and a nonce per process).
+	Member string `json:"member"`
+	// Since is when the sync started.
+	Since metav1.Time `json:"since"`
 }
 
 // Labels and annotations the TargetSource controller puts on its Targets.

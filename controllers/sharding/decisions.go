@@ -111,6 +111,51 @@ func (s *Member) Assigned(key string) bool {
 	return shard.Assign(shard.AssignInput{Members: members, Clusters: []shard.Cluster{{Key: key, Cost: 1}}}).Owners[key] == s.Identity
 }
 
+// MemberName is this replica's member name (Identity).
+func (s *Member) MemberName() string { return s.Identity }
+
+// MemberRunning is true when the named member's Lease, as this replica sees it, is Ready or Draining: a
+// process that may be in the middle of work it started. An expired or dead member's is false. A member whose
+// Lease this replica does not hold counts as running until a Lease duration after it was first asked about
+// (before the watch of the Leases listed them all, for ever): its Lease may not have reached this replica yet.
+func (s *Member) MemberRunning(member string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	lease := s.self
+	if member != s.Identity {
+		o, ok := s.leases[member]
+		if !ok {
+			return s.unseenMemberRunningLocked(member, now)
+		}
+		lease = o.lease
+	}
+	if lease.Holder != member {
+		return false
+	}
+	state := lease.State(now)
+	return state == shard.Ready || state == shard.Draining
+}
+
+// unseenMemberRunningLocked is MemberRunning for a member without a Lease here. Forgetting rule: a member is
+// forgotten a Lease duration after it counted as stopped, or when its Lease shows up. s.mu must be held.
+func (s *Member) unseenMemberRunningLocked(member string, now time.Time) bool {
+	if !s.leasesSynced {
+		return true
+	}
+	for m, since := range s.unseenMembers {
+		if now.Sub(since) >= 2*s.LeaseDuration {
+			delete(s.unseenMembers, m)
+		}
+	}
+	since, known := s.unseenMembers[member]
+	if !known {
+		s.unseenMembers[member] = now
+		return true
+	}
+	return now.Sub(since) < s.LeaseDuration
+}
+
 // mayPush is the fence before every push round: this replica's Lease is still valid, it is not leaving,
 // and the Cluster as last read still names it the owner at the generation its reconcile began with. It
 // returns the deadline every push must meet: the end of the Lease.

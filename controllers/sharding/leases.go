@@ -122,6 +122,7 @@ func (s *Member) observe(obj any) {
 		seen = s.now()
 	}
 	delete(s.unseen, holder)
+	delete(s.unseenMembers, holder)
 	s.leases[holder] = observedLease{
 		lease: shard.Lease{Holder: holder, RenewTime: seen, Duration: duration, Leaving: leaving, Dead: dead},
 		name:  l.Name, rv: l.ResourceVersion, object: l, written: written,

@@ -81,6 +81,9 @@ type Member struct {
 	// unseen are the owners Clusters name whose Lease this replica does not hold, each with when it first
 	// found it missing (viewLocked).
 	unseen map[string]time.Time
+	// unseenMembers are the members MemberRunning was asked about whose Lease this replica does not hold, each
+	// with when it was first asked.
+	unseenMembers map[string]time.Time
 	// leasesSynced is true once the watch of the member Leases has listed them all: only then does an owner
 	// count as unseen.
 	leasesSynced bool
@@ -191,7 +194,7 @@ func New(mgr ctrl.Manager, o Options) (*Member, error) {
 func newMember(o Options, leases kubernetes.Interface, clusters client.Reader) *Member {
 	s := &Member{Options: o, leaseClient: leases, clusters: clusters, kick: make(chan struct{}, 1),
 		leases: map[string]observedLease{}, desired: map[string]string{}, takingOver: map[string]bool{},
-		unseen: map[string]time.Time{}}
+		unseen: map[string]time.Time{}, unseenMembers: map[string]time.Time{}}
 	s.takeOver = s.takeOverCluster
 	return s
 }

@@ -55,17 +55,32 @@ var syncRequests int
 // requestSync asks for a sync through the annotation and waits until a sync answered it; it returns the
 // TargetSource after that sync.
 func requestSync(ts *operatorv1alpha1.TargetSource) *operatorv1alpha1.TargetSource {
-	syncRequests++
-	value := strconv.Itoa(syncRequests)
-	// As kubectl annotate does: a merge patch of the annotation alone.
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, operatorv1alpha1.SyncRequestedAnnotation, value)
-	Expect(k8sClient.Patch(suiteCtx, source(Default, ts), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	value := askForSync(ts)
 	var after *operatorv1alpha1.TargetSource
 	Eventually(func(g Gomega) {
 		after = source(g, ts)
 		g.Expect(after.Status.LastSyncRequest).To(Equal(value))
 	}, 2*time.Minute, 50*time.Millisecond).Should(Succeed())
 	return after
+}
+
+// askForSync sets the annotation that asks for a sync, as kubectl annotate does (a merge patch of the annotation
+// alone), and returns its value, which status.lastSyncRequest shows once a sync answered it.
+func askForSync(ts *operatorv1alpha1.TargetSource) string {
+	syncRequests++
+	value := strconv.Itoa(syncRequests)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, operatorv1alpha1.SyncRequestedAnnotation, value)
+	Expect(k8sClient.Patch(suiteCtx, source(Default, ts), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	return value
+}
+
+// recordSyncing writes status.syncing as a replica does when it starts a sync.
+func recordSyncing(ts *operatorv1alpha1.TargetSource, member string, since time.Time) {
+	Eventually(func(g Gomega) {
+		cur := source(g, ts)
+		cur.Status.Syncing = &operatorv1alpha1.TargetSourceSyncing{Member: member, Since: metav1.NewTime(since)}
+		g.Expect(k8sClient.Status().Update(suiteCtx, cur)).To(Succeed())
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 }
 
 // waitForSyncs waits until status.syncs reaches n.

@@ -51,12 +51,17 @@ type Reconciler struct {
 	wakes     wakes
 }
 
-// Assigner says which replica of a sharded operator runs an object.
+// Assigner says which replica of a sharded operator runs an object, and which replicas are running.
 type Assigner interface {
 	// Assigned is true when this replica runs the object named key. Replicas that briefly disagree on the
-	// members may both run one: a sync's writes are conditional on what it read, and its number advances only
-	// through a status update that fails on conflict.
+	// members may both think they run one, and a replica that gets one may find the last replica's sync still
+	// in flight: a sync starts only after it recorded itself in status.syncing (claimSync).
 	Assigned(key string) bool
+	// MemberName is this replica's member name.
+	MemberName() string
+	// MemberRunning is true when the named member's Lease, as this replica sees it, shows a process that may
+	// be in the middle of a sync: Ready or Draining (not expired, dead or unknown).
+	MemberRunning(member string) bool
 }
 
 // shardRecheck is how often a replica that another replica runs a TargetSource for looks again, in case the
@@ -93,6 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Another replica syncs it. What this one fetched is forgotten: if it gets the TargetSource back, it
 		// starts from the status, which is all a sync relies on.
 		r.forget(req.NamespacedName)
+		if err := r.releaseSync(ctx, &ts); err != nil {
+			return conflict.Retry(ctx, err)
+		}
 		return ctrl.Result{RequeueAfter: shardRecheck}, nil
 	}
 	now := r.now()
@@ -107,6 +115,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if wait := r.untilDue(&ts, now); wait > 0 && !woken {
 		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if r.Shard != nil {
+		claimed, err := r.claimSync(ctx, &ts, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !claimed {
+			if woken {
+				// The wake is answered by this replica's next look: the other sync may have read the
+				// inventory before what woke this one.
+				r.wakes.keep(req.NamespacedName)
+			}
+			return ctrl.Result{RequeueAfter: syncInFlightRecheck}, nil
+		}
 	}
 
 	outcome := r.sync(ctx, &ts)

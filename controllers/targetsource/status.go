@@ -19,6 +19,7 @@ const listedInStatus = 10
 // last successful one and says why in its conditions.
 func reportStatus(ts *operatorv1alpha1.TargetSource, o outcome, now time.Time) operatorv1alpha1.TargetSourceStatus {
 	s := *ts.Status.DeepCopy()
+	s.Syncing = nil // the sync is over
 	s.ObservedGeneration = ts.Generation
 	s.Provider = providerName(&ts.Spec)
 	at := metav1.NewTime(now)

@@ -70,19 +70,36 @@ var _ = AfterSuite(func() {
 type replica struct {
 	rec    *targetsource.Reconciler
 	writes *targetWrites
+	// name is its member name; it is running (MemberRunning) from its start to its Stop.
+	name string
 	// assigned says whether this replica syncs TargetSources (its shard's answer); true unless changed.
 	assigned atomic.Bool
 	stop     context.CancelFunc
 	done     chan struct{}
 }
 
+// runningMembers are the member names of the replicas started and not stopped, and those a spec declares
+// running.
+var runningMembers sync.Map
+
 func (r *replica) Assigned(string) bool { return r.assigned.Load() }
+
+func (r *replica) MemberName() string { return r.name }
+
+func (r *replica) MemberRunning(member string) bool {
+	_, ok := runningMembers.Load(member)
+	return ok
+}
+
+var replicaSeq atomic.Int32
 
 // startReplica runs a manager with the TargetSource controller, at the operator's default client rate
 // (--kube-api-qps 200, --kube-api-burst 300).
 func startReplica() *replica {
-	r := &replica{writes: &targetWrites{counts: map[string]int{}}, done: make(chan struct{})}
+	r := &replica{writes: &targetWrites{counts: map[string]int{}}, done: make(chan struct{}),
+		name: fmt.Sprintf("replica-%d", replicaSeq.Add(1))}
 	r.assigned.Store(true)
+	runningMembers.Store(r.name, true)
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = 200, 300
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, writes: r.writes} })
@@ -110,6 +127,7 @@ func startReplica() *replica {
 func (r *replica) Stop() {
 	r.stop()
 	<-r.done
+	runningMembers.Delete(r.name)
 }
 
 // targetWrites counts the writes of Targets a replica sent, by namespace and verb (POST, PUT, PATCH, DELETE).

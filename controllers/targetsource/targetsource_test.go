@@ -342,8 +342,8 @@ var _ = Describe("TargetSources handed over between replicas", func() {
 	})
 })
 
-var _ = Describe("A TargetSource that two replicas sync at once", func() {
-	It("counts each sync once, creates each Target once and deletes nothing early", func() {
+var _ = Describe("A TargetSource that two replicas both think they run", func() {
+	It("is synced by one of them at a time: one fetch per sync, each sync counted once, each Target created once, nothing deleted early", func() {
 		// Both replicas' shards assign it to them: members that disagree for a moment.
 		a, b := startReplica(), startReplica()
 		DeferCleanup(a.Stop)
@@ -354,23 +354,80 @@ var _ = Describe("A TargetSource that two replicas sync at once", func() {
 		ts := newNetBoxSource(ns, netbox, "t", func(ts *operatorv1alpha1.TargetSource) { ts.Spec.Sync.DeleteAfterMisses = 2 })
 		ts = waitForSyncs(ts, 1)
 		Expect(targets(ns)).To(HaveLen(100))
-		Consistently(func() int64 { return source(Default, ts).Status.Syncs }, time.Second).Should(BeEquivalentTo(1))
-
-		// Each request is answered once: by one replica's sync, or, when their writes collided (both mark the
-		// same Targets), by the retry of the one whose writes failed.
 		syncs := func() int64 { return source(Default, ts).Status.Syncs }
+		fetches := func() int { return len(netbox.Fetches()) }
+		Consistently(syncs, time.Second).Should(BeEquivalentTo(1))
+		Expect(fetches()).To(Equal(1), "the first sync's fetches: %v", fakenetbox.FetchLog(netbox.Fetches()))
+
+		// Both are woken by each request; the one that records its sync first fetches, the other waits for
+		// that sync's status, which answered the request.
 		netbox.Remove(ids(1, 5)...)
 		requestSync(ts)
-		Eventually(syncs, 20*time.Second).Should(BeEquivalentTo(2))
 		Consistently(syncs, time.Second).Should(BeEquivalentTo(2))
+		Expect(fetches()).To(Equal(2), "one fetch per sync")
 		Expect(targets(ns)).To(HaveLen(100), "one miss of two")
 		requestSync(ts)
-		Eventually(syncs, 20*time.Second).Should(BeEquivalentTo(3))
 		Consistently(syncs, time.Second).Should(BeEquivalentTo(3))
+		Expect(fetches()).To(Equal(3), "one fetch per sync")
 		Expect(targets(ns)).To(HaveLen(95))
+		Expect(source(Default, ts).Status.Syncing).To(BeNil(), "the sync's result clears its record")
 		for _, t := range targets(ns) {
 			Expect(t.OwnerReferences).To(ConsistOf(HaveField("UID", ts.UID)), "Target %s", t.Name)
 		}
+	})
+})
+
+var _ = Describe("A TargetSource whose sync another replica recorded", func() {
+	It("waits while that replica runs, and syncs once it stopped, or once the record is older than the hold", func() {
+		r := startReplica()
+		DeferCleanup(r.Stop)
+		ns := newNamespace()
+		netbox := fakenetbox.Start(20, "t")
+		DeferCleanup(netbox.Close)
+		ts := newNetBoxSource(ns, netbox, "t", nil)
+		ts = waitForSyncs(ts, 1)
+		answered := func() string { return source(Default, ts).Status.LastSyncRequest }
+
+		By("a running replica's sync in flight")
+		other := "replica-elsewhere"
+		runningMembers.Store(other, true)
+		recordSyncing(ts, other, time.Now())
+		value := askForSync(ts)
+		Consistently(answered, 3*time.Second).ShouldNot(Equal(value))
+		Expect(netbox.Fetches()).To(HaveLen(1))
+
+		By("that replica killed in the middle of it: its Lease expires")
+		runningMembers.Delete(other)
+		Eventually(answered, 10*time.Second).Should(Equal(value))
+		Expect(netbox.Fetches()).To(HaveLen(2))
+		Expect(source(Default, ts).Status.Syncing).To(BeNil())
+		Expect(source(Default, ts).Status.Syncs).To(BeEquivalentTo(2))
+
+		By("a running replica's record older than the hold: a sync taken as stuck")
+		runningMembers.Store(other, true)
+		DeferCleanup(func() { runningMembers.Delete(other) })
+		recordSyncing(ts, other, time.Now().Add(-11*time.Minute))
+		value = askForSync(ts)
+		Eventually(answered, 10*time.Second).Should(Equal(value))
+		Expect(netbox.Fetches()).To(HaveLen(3))
+	})
+
+	It("is cleared by the replica it names once that replica no longer runs the TargetSource", func() {
+		a, b := startReplica(), startReplica()
+		DeferCleanup(a.Stop)
+		DeferCleanup(b.Stop)
+		b.assigned.Store(false)
+		ns := newNamespace()
+		netbox := fakenetbox.Start(20, "t")
+		DeferCleanup(netbox.Close)
+		ts := newNetBoxSource(ns, netbox, "t", nil)
+		ts = waitForSyncs(ts, 1)
+
+		// b's sync could not write its result, and the TargetSource went to a: b's next look clears its record.
+		recordSyncing(ts, b.name, time.Now())
+		value := askForSync(ts)
+		Eventually(func() string { return source(Default, ts).Status.LastSyncRequest }, 20*time.Second).Should(Equal(value))
+		Expect(netbox.Fetches()).To(HaveLen(2))
 	})
 })
 

@@ -56,3 +56,14 @@ func (w *wakes) taken(key types.NamespacedName) bool {
 	delete(w.pending, key)
 	return woken
 }
+
+// keep marks a sync as asked for again without adding to the queue: the reconcile that took the mark could not
+// sync yet, and its requeue takes the mark.
+func (w *wakes) keep(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pending == nil {
+		w.pending = map[types.NamespacedName]bool{}
+	}
+	w.pending[key] = true
+}
