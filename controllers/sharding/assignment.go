@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,6 +44,8 @@ func (s *Member) reassign(ctx context.Context) {
 		return
 	}
 	in.Members = shard.ReadyMembers(s.allLeases(), now)
+	membersChanged := !slices.Equal(in.Members, s.roundMembers)
+	s.roundMembers = in.Members
 	assignment := shard.Assign(in)
 	var wake []string
 	var share []types.NamespacedName
@@ -111,6 +114,27 @@ func (s *Member) reassign(ctx context.Context) {
 	}
 	for _, key := range wake {
 		s.wake(byKey[key])
+	}
+	if membersChanged {
+		s.notifyMembersChanged()
+	}
+}
+
+// OnMembersChanged registers f, called after each assignment round whose live members differ from the last
+// round's: objects assigned with Assigned (TargetSources) move at once rather than at their next look. f must
+// not block.
+func (s *Member) OnMembersChanged(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.membersChanged = append(s.membersChanged, f)
+}
+
+func (s *Member) notifyMembersChanged() {
+	s.mu.Lock()
+	listeners := slices.Clone(s.membersChanged)
+	s.mu.Unlock()
+	for _, f := range listeners {
+		f()
 	}
 }
 

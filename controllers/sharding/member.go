@@ -84,6 +84,10 @@ type Member struct {
 	// unseenMembers are the members MemberRunning was asked about whose Lease this replica does not hold, each
 	// with when it was first asked.
 	unseenMembers map[string]time.Time
+	// roundMembers are the live members of the last assignment round; membersChanged the functions called
+	// when a round's differ (OnMembersChanged).
+	roundMembers   []string
+	membersChanged []func()
 	// leasesSynced is true once the watch of the member Leases has listed them all: only then does an owner
 	// count as unseen.
 	leasesSynced bool

@@ -1,6 +1,7 @@
 package sharding
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -53,5 +54,36 @@ func TestMemberRunningFollowsTheMembersLeases(t *testing.T) {
 	s.MemberRunning("another")
 	if _, kept := s.unseenMembers["late"]; kept {
 		t.Errorf("an unseen member is remembered past twice the Lease duration")
+	}
+}
+
+// Objects assigned with Assigned (TargetSources) move when the members change: a round whose live members
+// differ from the last round's tells the listeners, and a round with the same members does not.
+func TestReassignTellsTheListenersWhenTheLiveMembersChange(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := newMember(Options{Identity: "self", LeaseDuration: 6 * time.Second, Now: func() time.Time { return now }}, nil, store{})
+	s.leasesSynced = true
+	s.self = shard.Lease{Holder: "self", RenewTime: now, Duration: 6 * time.Second}
+	told := 0
+	s.OnMembersChanged(func() { told++ })
+
+	steps := []struct {
+		name  string
+		apply func()
+		want  int
+	}{
+		{"the first round", func() {}, 1},
+		{"a round with the same members", func() {}, 1},
+		{"a member joins", func() { s.observe(memberLease("other", now, nil)) }, 2},
+		{"the next round", func() {}, 2},
+		{"its Lease expires", func() { now = now.Add(7 * time.Second); s.self.RenewTime = now }, 3},
+		{"another round, this replica renewed", func() { now = now.Add(time.Second); s.self.RenewTime = now }, 3},
+	}
+	for _, step := range steps {
+		step.apply()
+		s.reassign(context.Background())
+		if told != step.want {
+			t.Errorf("%s: the listeners were told %d times, want %d", step.name, told, step.want)
+		}
 	}
 }

@@ -62,10 +62,13 @@ type Assigner interface {
 	// MemberRunning is true when the named member's Lease, as this replica sees it, shows a process that may
 	// be in the middle of a sync: Ready or Draining (not expired, dead or unknown).
 	MemberRunning(member string) bool
+	// OnMembersChanged registers f, called when the live members change (TargetSources may move); f must
+	// not block.
+	OnMembersChanged(f func())
 }
 
-// shardRecheck is how often a replica that another replica runs a TargetSource for looks again, in case the
-// members change.
+// shardRecheck is how often a replica that another replica runs a TargetSource for looks again: a backstop, for
+// every replica looks at every TargetSource at once when the members change (lookAtEvery).
 const shardRecheck = 30 * time.Second
 
 // NewReconciler builds a Reconciler over the manager's clients.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,8 +75,11 @@ type replica struct {
 	name string
 	// assigned says whether this replica syncs TargetSources (its shard's answer); true unless changed.
 	assigned atomic.Bool
-	stop     context.CancelFunc
-	done     chan struct{}
+	// onMembersChanged are the functions the reconciler registered; membersChanged calls them.
+	mu               sync.Mutex
+	onMembersChanged []func()
+	stop             context.CancelFunc
+	done             chan struct{}
 }
 
 // runningMembers are the member names of the replicas started and not stopped, and those a spec declares
@@ -89,6 +93,22 @@ func (r *replica) MemberName() string { return r.name }
 func (r *replica) MemberRunning(member string) bool {
 	_, ok := runningMembers.Load(member)
 	return ok
+}
+
+func (r *replica) OnMembersChanged(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onMembersChanged = append(r.onMembersChanged, f)
+}
+
+// membersChanged tells the replica's reconciler that the members changed, as its shard would after a round.
+func (r *replica) membersChanged() {
+	r.mu.Lock()
+	fs := slices.Clone(r.onMembersChanged)
+	r.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 var replicaSeq atomic.Int32

@@ -342,6 +342,32 @@ var _ = Describe("TargetSources handed over between replicas", func() {
 	})
 })
 
+var _ = Describe("A TargetSource that a replica gets when the members change", func() {
+	It("is synced by that replica as soon as it is due, not at the replica's next look 30 s later", func() {
+		a, b := startReplica(), startReplica()
+		DeferCleanup(a.Stop)
+		DeferCleanup(b.Stop)
+		b.assigned.Store(false)
+		ns := newNamespace()
+		netbox := fakenetbox.Start(20, "t")
+		DeferCleanup(netbox.Close)
+		ts := newNetBoxSource(ns, netbox, "t", nil)
+		ts = waitForSyncs(ts, 1)
+
+		By("a request that comes while a leaves and b has not joined yet: neither syncs it")
+		a.assigned.Store(false)
+		value := askForSync(ts)
+		answered := func() string { return source(Default, ts).Status.LastSyncRequest }
+		Consistently(answered, 2*time.Second).ShouldNot(Equal(value))
+
+		By("b's shard gives it the TargetSource after a round")
+		b.assigned.Store(true)
+		b.membersChanged()
+		Eventually(answered, 5*time.Second).Should(Equal(value))
+		Expect(netbox.Fetches()).To(HaveLen(2))
+	})
+})
+
 var _ = Describe("A TargetSource that two replicas both think they run", func() {
 	It("is synced by one of them at a time: one fetch per sync, each sync counted once, each Target created once, nothing deleted early", func() {
 		// Both replicas' shards assign it to them: members that disagree for a moment.

@@ -5,6 +5,10 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -66,4 +70,32 @@ func (w *wakes) keep(key types.NamespacedName) {
 		w.pending = map[types.NamespacedName]bool{}
 	}
 	w.pending[key] = true
+}
+
+// lookAtEvery queues every TargetSource for a look, without asking for a sync: the members changed, and a
+// TargetSource this replica got is synced when due (or its record of a sync released) now, not at the next
+// shardRecheck.
+func (r *Reconciler) lookAtEvery(ctx context.Context) {
+	var list operatorv1alpha1.TargetSourceList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "list TargetSources after the members changed")
+		return
+	}
+	keys := make([]types.NamespacedName, 0, len(list.Items))
+	for i := range list.Items {
+		keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+	}
+	r.wakes.look(keys)
+}
+
+// look adds the TargetSources to the controller's queue, once it started, without marking them woken.
+func (w *wakes) look(keys []types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queue == nil {
+		return // the controller's start lists every TargetSource
+	}
+	for _, key := range keys {
+		w.queue.Add(reconcile.Request{NamespacedName: key})
+	}
 }
