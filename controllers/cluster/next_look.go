@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"slices"
 	"time"
 
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
@@ -46,8 +45,8 @@ func anyStarting(runtimes collectorRuntimes, pushed pushResults) bool {
 		if !pp.considered {
 			continue
 		}
-		if rt := runtimes[ordinal]; rt.Known && slices.Equal(pp.step.Send, rt.Names()) {
-			// It lists exactly what it was sent (both sorted): one look at the read's summary.
+		if rt := runtimes[ordinal]; rt.ListsExactly(pp.step.Send) {
+			// It lists exactly what it was sent: one look at the read's summary.
 			if rt.AnyStarting() {
 				return true
 			}

@@ -119,9 +119,13 @@ func (w *world) silentPods() []int {
 // configured is sent nowhere and takes no capacity.
 func (w *world) placeable() []string {
 	if w.placeableNames == nil {
+		// The rendered targets are some of the selected ones: as many means all of them, and no lookup is needed.
+		every := w.renderErr != nil || len(w.rendered.Targets) == len(w.selection.Targets)
 		w.placeableNames = make([]string, 0, len(w.selection.Targets))
 		for _, st := range w.selection.Targets { // sorted by name, as rendered.TargetNames would be
-			if _, rendered := w.rendered.Targets[st.Target.Name]; rendered || w.renderErr != nil {
+			if every {
+				w.placeableNames = append(w.placeableNames, st.Target.Name)
+			} else if _, rendered := w.rendered.Targets[st.Target.Name]; rendered {
 				w.placeableNames = append(w.placeableNames, st.Target.Name)
 			}
 		}

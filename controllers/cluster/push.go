@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"sort"
 	"time"
 
@@ -401,7 +400,7 @@ func (p pushResults) countRunning(plan placementPlan, runtimes collectorRuntimes
 
 // runningAndPending counts the pod's placed targets its collector runs, and those it does not run yet.
 func runningAndPending(onPod []string, rt collector.Runtime) (running, pending int32) {
-	if rt.Known && slices.Equal(onPod, rt.Names()) { // both sorted: it runs every one of them
+	if rt.ListsExactly(onPod) { // it runs every one of them
 		return int32(len(onPod)), 0
 	}
 	for _, name := range onPod {

@@ -29,13 +29,58 @@ type Runtime struct {
 	names      []string
 	starting   bool
 	summarized bool
+	// compared remembers ListsExactly's last answers (NewRuntime's reads only).
+	compared *comparedLists
 }
 
 // NewRuntime is a collector's read that listed these targets and dial-in devices.
 func NewRuntime(targets map[string]gnmic.TargetStatus, tunnel map[string]TunnelTarget) Runtime {
 	rt := Runtime{Known: true, Targets: targets, Tunnel: tunnel}
 	rt.names, rt.starting, rt.summarized = rt.Names(), rt.AnyStarting(), true
+	rt.compared = &comparedLists{}
 	return rt
+}
+
+// ListsExactly tells whether the collector was read and lists exactly these targets; names must be sorted, and
+// must never change once given (the reconciler's are a placement's and a step's lists, both read-only).
+//
+// A collector's names are decoded from its answer, so comparing them with the Targets' names compares every
+// byte; the same lists are compared again at every reconcile until the next read, so a read remembers its
+// answers for the last two lists, by identity (the same slice: same first element and length). Forgetting
+// rule: a third list takes the place of the one compared longest ago.
+func (rt Runtime) ListsExactly(names []string) bool {
+	if !rt.Known {
+		return false
+	}
+	if rt.compared == nil {
+		return slices.Equal(names, rt.Names())
+	}
+	return rt.compared.equal(names, rt.Names())
+}
+
+// comparedLists are the last two lists a read was compared with, and the answers. The lists are kept, so that
+// their memory, and its address, is not reused while they are remembered.
+type comparedLists struct {
+	mu      sync.Mutex
+	lists   [2][]string
+	answers [2]bool
+	next    int
+}
+
+func (c *comparedLists) equal(names, read []string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, l := range c.lists {
+		if l != nil && len(l) == len(names) && (len(l) == 0 || &l[0] == &names[0]) {
+			return c.answers[i]
+		}
+	}
+	eq := slices.Equal(names, read)
+	if names != nil {
+		c.lists[c.next], c.answers[c.next] = names, eq
+		c.next = 1 - c.next
+	}
+	return eq
 }
 
 // Names are the names of the targets the collector lists, sorted. The slice is shared: read it only.

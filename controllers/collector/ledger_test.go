@@ -95,3 +95,45 @@ func TestSettledIsWorkedOutWithEveryAcknowledgementAndRead(t *testing.T) {
 		t.Fatalf("only %d settled entries: the rounds did not test Settled", settled)
 	}
 }
+
+// TestListsExactlyAnswersAsAComparisonWould: whatever lists a read is compared with, in whatever order and
+// however often (the same slices again, equal copies, other lists), ListsExactly answers what comparing the
+// names would, for reads made by NewRuntime and reads that were not.
+func TestListsExactlyAnswersAsAComparisonWould(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	randomNames := func() []string {
+		var names []string
+		for i := range 6 {
+			if rng.Intn(3) > 0 {
+				names = append(names, fmt.Sprintf("t-%d", i))
+			}
+		}
+		return names
+	}
+	for round := range 200 {
+		targets := map[string]gnmic.TargetStatus{}
+		for _, name := range randomNames() {
+			targets[name] = gnmic.TargetStatus{State: gnmic.StateRunning}
+		}
+		reads := map[string]Runtime{"made": NewRuntime(targets, nil), "literal": {Known: true, Targets: targets},
+			"unknown": {Targets: targets}}
+		// Lists compared, some the read's names (as a copy), kept and compared again.
+		var lists [][]string
+		for range 5 {
+			if rng.Intn(2) == 0 {
+				lists = append(lists, slices.Clone(reads["made"].Names()))
+			} else {
+				lists = append(lists, randomNames())
+			}
+		}
+		for range 30 {
+			names := lists[rng.Intn(len(lists))]
+			for kind, rt := range reads {
+				want := rt.Known && slices.Equal(names, rt.Names())
+				if got := rt.ListsExactly(names); got != want {
+					t.Fatalf("round %d, %s read of %v: ListsExactly(%v) = %v, want %v", round, kind, rt.Names(), names, got, want)
+				}
+			}
+		}
+	}
+}
