@@ -74,6 +74,15 @@ type Memo struct {
 	hasSelection  bool
 	selectionKept bool
 	profileNames  []string
+	// patched tells that the last Select made its Selection from the one of Select number patchedFrom
+	// (patchSelection); moved are the entries whose Target it found to be another object, movedSelected where
+	// the selected ones are in the Selection. renderedPass and recordedPass are the numbers of the Selects whose
+	// Selection the last Render and the last Recorded went by.
+	patched                    bool
+	patchedFrom                uint64
+	moved                      []movedTarget
+	movedSelected              []int
+	renderedPass, recordedPass uint64
 	// assembled is what the last Render gave, given again by a Render of a kept Selection when nothing else it
 	// reads changed.
 	assembled assembly
@@ -130,46 +139,62 @@ func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.C
 	m.init()
 	m.renders++
 	shared := render.NewShared(sel, conn)
+	sharedBefore := m.sharedVersion
 	if !shared.Equal(m.shared) {
 		m.sharedVersion++
 	}
 	m.shared = shared
+	renderedBefore := m.renderedPass
+	m.renderedPass = m.selectPass
 	m.renderKept = m.selectionKept && m.assembled.valid && m.assembled.sharedVersion == m.sharedVersion && m.sameProfiles(conn)
 	if m.renderKept {
 		return m.assembled.cfg, m.assembled.skips, m.assembled.err
 	}
-	m.pass++
-	// A target is first looked for where the last pass had it (the selection is sorted by name: the same names,
-	// the same places): every entry of inOrder is one of targets, under its name.
-	inOrder := slices.Grow(m.inOrder[:0], len(sel.Targets))[:len(sel.Targets)]
-	for i, st := range sel.Targets {
-		name := st.Target.Name
-		digest := m.profileDigest(st.Target.Spec.Profile, conn)
-		e := inOrder[i]
-		if e == nil || e.name != name {
-			e = m.targets[name]
+	if m.patched && renderedBefore == m.patchedFrom && m.sharedVersion == sharedBefore && len(m.inOrder) == len(sel.Targets) &&
+		m.sameProfiles(conn) {
+		// The Selection the last pass went over, with some Targets other objects: only those are looked at.
+		for _, i := range m.movedSelected {
+			m.renderAt(i, sel.Targets[i], shared, conn)
 		}
-		if e == nil || !e.matches(st, digest, m.sharedVersion) {
-			m.drop(name, e)
-			m.version++
-			e = &targetEntry{name: name, uid: st.Target.UID, generation: st.Target.Generation, subscriptions: slices.Clone(st.Subscriptions),
-				outputs: slices.Clone(st.Outputs), labels: maps.Clone(st.Labels), profile: st.Target.Spec.Profile,
-				profileDigest: digest, sharedVersion: m.sharedVersion, result: shared.Target(st), version: m.version}
-			m.keep(name, e)
+	} else {
+		m.pass++
+		// A target is first looked for where the last pass had it (the selection is sorted by name: the same
+		// names, the same places): every entry of inOrder is one of targets, under its name.
+		m.inOrder = slices.Grow(m.inOrder[:0], len(sel.Targets))[:len(sel.Targets)]
+		for i, st := range sel.Targets {
+			m.renderAt(i, st, shared, conn)
 		}
-		e.seen = m.pass
-		inOrder[i] = e
-	}
-	clear(inOrder[len(sel.Targets):cap(inOrder)]) // nothing beyond the selection is kept alive
-	m.inOrder = inOrder
-	for name, e := range m.targets {
-		if e.seen != m.pass {
-			m.drop(name, e)
+		clear(m.inOrder[len(sel.Targets):cap(m.inOrder)]) // nothing beyond the selection is kept alive
+		for name, e := range m.targets {
+			if e.seen != m.pass {
+				m.drop(name, e)
+			}
 		}
 	}
 	cfg, skips, err := m.assemble()
 	m.assembled = assembly{cfg: cfg, skips: skips, err: err, sharedVersion: m.sharedVersion, valid: true}
 	return cfg, skips, err
+}
+
+// renderAt brings the entry of st, the i-th selected target, up to date in this pass: it keeps the entry when it
+// was computed from what st and its profile are now, and renders the target again otherwise.
+func (m *Memo) renderAt(i int, st selection.SelectedTarget, shared *render.Shared, conn render.Connections) {
+	name := st.Target.Name
+	digest := m.profileDigest(st.Target.Spec.Profile, conn)
+	e := m.inOrder[i]
+	if e == nil || e.name != name {
+		e = m.targets[name]
+	}
+	if e == nil || !e.matches(st, digest, m.sharedVersion) {
+		m.drop(name, e)
+		m.version++
+		e = &targetEntry{name: name, uid: st.Target.UID, generation: st.Target.Generation, subscriptions: slices.Clone(st.Subscriptions),
+			outputs: slices.Clone(st.Outputs), labels: maps.Clone(st.Labels), profile: st.Target.Spec.Profile,
+			profileDigest: digest, sharedVersion: m.sharedVersion, result: shared.Target(st), version: m.version}
+		m.keep(name, e)
+	}
+	e.seen = m.pass
+	m.inOrder[i] = e
 }
 
 // Unchanged tells whether the last Select and Render gave what the ones before them gave, from the same Targets:

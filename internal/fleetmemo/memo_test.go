@@ -26,7 +26,7 @@ import (
 // every spec change moves the object's generation, every recreation gives a new UID.
 type world struct {
 	rng       *rand.Rand
-	uids      int
+	uids, rvs int
 	targets   map[string]*v1alpha1.Target
 	pipelines map[string]*v1alpha1.Pipeline
 	subs      map[string]*v1alpha1.Subscription
@@ -66,10 +66,17 @@ func (w *world) uid() types.UID {
 
 func (w *world) pick(options ...string) string { return options[w.rng.IntN(len(options))] }
 
+// rv is a new resourceVersion: every write of an object gets one.
+func (w *world) rv() string {
+	w.rvs++
+	return fmt.Sprint(w.rvs)
+}
+
 func (w *world) addTarget(name string) {
 	w.targets[name] = &v1alpha1.Target{
-		ObjectMeta: metav1.ObjectMeta{Name: name, UID: w.uid(), Generation: 1, Labels: map[string]string{"role": w.pick("a", "b", "c")}},
-		Spec:       v1alpha1.TargetSpec{Address: "10.0.0.1:57400", Profile: w.pick("p1", "p2", "p3")},
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: w.uid(), ResourceVersion: w.rv(), Generation: 1,
+			Labels: map[string]string{"role": w.pick("a", "b", "c")}},
+		Spec: v1alpha1.TargetSpec{Address: "10.0.0.1:57400", Profile: w.pick("p1", "p2", "p3")},
 	}
 }
 
@@ -131,11 +138,13 @@ func (w *world) change() string {
 	case op < 5 && t != nil:
 		c := t.DeepCopy()
 		c.Labels = map[string]string{"role": w.pick("a", "b", "c")}
+		c.ResourceVersion = w.rv()
 		w.targets[name] = c // labels: no new generation
 		return "relabel target " + name
 	case op < 8 && t != nil:
 		c := t.DeepCopy()
 		c.Generation++
+		c.ResourceVersion = w.rv()
 		c.Spec.Address = fmt.Sprintf("10.0.0.%d:57400", w.rng.IntN(3))
 		c.Spec.Profile = w.pick("p1", "p2", "p3")
 		if w.rng.IntN(2) == 0 {
@@ -189,6 +198,7 @@ func (w *world) change() string {
 		if w.rng.IntN(5) == 0 {
 			c.Status.ClusterStates = nil
 		}
+		c.ResourceVersion = w.rv()
 		w.targets[name] = c
 		return "status of target " + name
 	case op == 13:
@@ -239,6 +249,38 @@ func (w *world) connections() render.Connections {
 	return conn
 }
 
+// refreshInPlace brings list, made from the objects in from, up to date with the objects in now, as the
+// reconciler's refreshTargets does: a changed Target is written over in its place, a new one appended, a deleted
+// one replaced by the list's last.
+func refreshInPlace(list []v1alpha1.Target, from, now map[string]*v1alpha1.Target) []v1alpha1.Target {
+	index := map[string]int{}
+	for i := range list {
+		index[list[i].Name] = i
+	}
+	for _, name := range sortedNames(now) {
+		if from[name] == now[name] {
+			continue
+		}
+		if i, ok := index[name]; ok {
+			list[i] = *now[name]
+		} else {
+			index[name] = len(list)
+			list = append(list, *now[name])
+		}
+	}
+	for _, name := range sortedNames(from) {
+		if _, ok := now[name]; ok {
+			continue
+		}
+		i, last := index[name], len(list)-1
+		list[i] = list[last]
+		index[list[i].Name] = i
+		list = list[:last]
+		delete(index, name)
+	}
+	return list
+}
+
 // TestMemoEqualsFullRender drives a Memo through random sequences of changes to targets, profiles, Secrets,
 // subscriptions, pipelines, outputs and pods, and compares at every step what it gives with a full render of
 // the fleet and a full cut of every pod.
@@ -262,10 +304,15 @@ func TestMemoEqualsFullRender(t *testing.T) {
 				changes = append(changes, fmt.Sprintf("%d pods", pods))
 			}
 			objects := w.objects()
-			// No Target changed since the last list: the reconciler gives that list again (observe's listTargets).
+			// No Target changed since the last list: the reconciler gives that list again (observe's listTargets);
+			// or it brings the last list up to date in place with the Targets that changed (refreshTargets).
 			unchanged := listedFrom != nil && maps.Equal(listedFrom, w.targets)
-			if unchanged {
+			switch {
+			case unchanged:
 				objects.Targets = listed
+			case listedFrom != nil && w.rng.IntN(2) == 0:
+				objects.Targets = refreshInPlace(listed, listedFrom, w.targets)
+				changes = append(changes, "(refreshed in place)")
 			}
 			listed, listedFrom = objects.Targets, maps.Clone(w.targets)
 			sel := selection.Resolve(cluster, objects)
@@ -309,6 +356,13 @@ func TestMemoEqualsFullRender(t *testing.T) {
 			}
 			if wantErr != nil {
 				continue
+			}
+			// The Cluster reconciler takes as many rendered targets as selected ones for all of them (placeable).
+			selected := sel.TargetNames()
+			for name := range gotCfg.Targets {
+				if _, found := slices.BinarySearch(selected, name); !found {
+					t.Fatalf("%s: rendered target %s is not selected", where, name)
+				}
 			}
 			// The caller adds to the non-target part after Render, differently at each step (tunnel-target-matches).
 			if rule := w.rng.IntN(3); rule > 0 {

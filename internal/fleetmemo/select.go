@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -22,7 +23,9 @@ type pickEntry struct {
 	name   string
 	uid    types.UID
 	labels map[string]string
-	pick   selection.TargetPick
+	// rv and profile are the listed Target's resourceVersion and profile.
+	rv, profile string
+	pick        selection.TargetPick
 	// target is the Target as listed by the current pass.
 	target *v1alpha1.Target
 	seen   uint64
@@ -50,8 +53,11 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 		return m.selection
 	}
 	// A new Selection is rendered anew (whether or not a Render follows this Select).
+	previous, hadPrevious, previousPass := m.selection, m.hasSelection, m.selectPass
 	m.selectionKept, m.hasSelection, m.assembled = false, false, assembly{}
 	m.selectPass++
+	clear(m.moved[:cap(m.moved)]) // no Target of an earlier Select is kept alive
+	m.patched, m.moved = false, m.moved[:0]
 	if m.prepared == nil || m.prepared.Key() != prepared.Key() {
 		for name, e := range m.picks {
 			m.forgetRecorded(name, e)
@@ -59,9 +65,10 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 		m.prepared, m.picks, m.order, m.listed = prepared, map[string]*pickEntry{}, nil, nil
 		m.selectEpoch++
 		clear(m.memberVersions)
+		hadPrevious = false
 	}
 	p := m.prepared
-	reordered := false
+	reordered, picked := false, false
 	// A Target is first looked for where the last list had it (a list brought up to date keeps its order): every
 	// entry of listed is one of picks, under its name.
 	listed := slices.Grow(m.listed[:0], len(in.Targets))[:len(in.Targets)]
@@ -72,6 +79,7 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 			e = m.picks[t.Name]
 		}
 		if e == nil || e.uid != t.UID || !sameLabels(e.labels, t.Labels) {
+			picked = true
 			pick := p.Target(t)
 			if e == nil {
 				reordered = true
@@ -83,19 +91,28 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 			e.uid, e.labels, e.pick, e.checked = t.UID, t.Labels, pick, statusCheck{}
 			m.record(pick.Pipelines)
 		}
-		// The same labels may come in another map (the Target was written since): keep the listed one, so that
-		// the next pass finds the same map.
-		e.target, e.seen, e.labels = t, m.selectPass, t.Labels
-		listed[i] = e
+		if e.target != t || e.rv != t.ResourceVersion { // another object, or one written over in place
+			m.moved = append(m.moved, movedTarget{e: e, profileBefore: e.profile})
+			// The same labels may come in another map (the Target was written since): keep the listed one, so
+			// that the next pass finds the same map.
+			e.target, e.rv, e.profile, e.labels = t, t.ResourceVersion, t.Spec.Profile, t.Labels
+		}
+		e.seen = m.selectPass
+		if listed[i] != e {
+			listed[i] = e
+		}
 	}
 	clear(listed[len(in.Targets):cap(listed)]) // nothing beyond the list is kept alive
 	m.listed = listed
-	for name, e := range m.picks {
-		if e.seen != m.selectPass {
-			m.unrecord(e.pick.Pipelines)
-			m.forgetRecorded(name, e)
-			delete(m.picks, name)
-			reordered = true
+	// Names are unique in a list: as many entries as listed Targets, none of them new, are the listed ones.
+	if reordered || len(m.picks) != len(in.Targets) {
+		for name, e := range m.picks {
+			if e.seen != m.selectPass {
+				m.unrecord(e.pick.Pipelines)
+				m.forgetRecorded(name, e)
+				delete(m.picks, name)
+				reordered = true
+			}
 		}
 	}
 	if reordered || m.order == nil {
@@ -105,6 +122,11 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 		if !slices.ContainsFunc(in.Pipelines, func(p v1alpha1.Pipeline) bool { return p.Name == name }) {
 			delete(m.owns, name)
 		}
+	}
+	if hadPrevious && !reordered && !picked && m.patchSelection(previous) {
+		m.patched, m.patchedFrom = true, previousPass
+		m.hasSelection = true
+		return m.selection
 	}
 	m.selection = p.Selection(func(yield func(*v1alpha1.Target, *selection.TargetPick) bool) {
 		for _, name := range m.order {
@@ -116,6 +138,52 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 	})
 	m.hasSelection, m.profileNames = true, nil
 	return m.selection
+}
+
+// movedTarget is an entry whose Target is another object than the last Select's, or the same one written over
+// with another resourceVersion (a list brought up to date in place), and the profile it named before.
+type movedTarget struct {
+	e             *pickEntry
+	profileBefore string
+}
+
+// patchSelection makes the Selection from the previous one when the same Targets are listed with the same picks
+// and only some of them are other objects (m.moved): the selected ones among those take their place in a copy of
+// its Targets, everything else is shared. It is what Prepared.Selection would make: a pick is all it takes from
+// a Target besides the object. It records, in m.movedSelected, where the selected ones are. It is false, and
+// nothing is made, when a moved Target is selected and not in the previous Selection (never, with the same
+// picks).
+func (m *Memo) patchSelection(previous selection.Selection) bool {
+	m.movedSelected = m.movedSelected[:0]
+	profilesKept := m.profileNames != nil
+	var targets []selection.SelectedTarget
+	for _, mv := range m.moved {
+		if !mv.e.pick.Selected {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(previous.Targets, mv.e.name, func(st selection.SelectedTarget, name string) int {
+			return strings.Compare(st.Target.Name, name)
+		})
+		if !found {
+			return false
+		}
+		if previous.Targets[i].Target != mv.e.target { // not the same object written over in place
+			if targets == nil {
+				targets = slices.Clone(previous.Targets)
+			}
+			targets[i].Target = mv.e.target
+		}
+		m.movedSelected = append(m.movedSelected, i)
+		profilesKept = profilesKept && mv.profileBefore == mv.e.profile
+	}
+	if targets != nil {
+		previous.Targets = targets
+	}
+	m.selection = previous
+	if !profilesKept {
+		m.profileNames = nil
+	}
+	return true
 }
 
 // Profiles is selection.ProfilesOf(the last Select's Selection), made once per Selection.
@@ -137,6 +205,15 @@ func (m *Memo) Recorded(c *v1alpha1.Cluster) (current, last map[string]int, vers
 	if m.selectionKept && key == m.recordedFor {
 		return m.current, m.last, m.recordedVersion // no status changed
 	}
+	recordedBefore := m.recordedPass
+	m.recordedPass = m.selectPass
+	if m.patched && recordedBefore == m.patchedFrom && key == m.recordedFor {
+		// The same picks as the Selection the last call read: only the Targets that are other objects now.
+		for _, mv := range m.moved {
+			m.readRecorded(c, mv.e)
+		}
+		return m.current, m.last, m.recordedVersion
+	}
 	if key != m.recordedFor {
 		// Pod names read otherwise now: read every status again.
 		m.recordedFor = key
@@ -144,31 +221,36 @@ func (m *Memo) Recorded(c *v1alpha1.Cluster) (current, last map[string]int, vers
 			m.forgetRecorded(name, e)
 		}
 	}
-	for name, e := range m.picks {
-		if !e.pick.Selected {
-			m.forgetRecorded(name, e)
-			continue
-		}
-		states := e.target.Status.ClusterStates
-		if e.hasRecorded && sameMap(states, e.states) {
-			continue
-		}
-		r := clusterplacement.RecordedOf(c, e.target)
-		if e.hasRecorded && r == e.recorded {
-			e.states = states
-			continue
-		}
-		m.forgetRecorded(name, e)
-		e.states, e.recorded, e.hasRecorded = states, r, true
-		if r.HasCurrent {
-			m.current[name] = r.Current
-		}
-		if r.HasLast {
-			m.last[name] = r.Last
-		}
-		m.recordedVersion++
+	for _, e := range m.picks {
+		m.readRecorded(c, e)
 	}
 	return m.current, m.last, m.recordedVersion
+}
+
+// readRecorded brings the recorded maps up to date with where the Target's status says it is, if it is selected.
+func (m *Memo) readRecorded(c *v1alpha1.Cluster, e *pickEntry) {
+	if !e.pick.Selected {
+		m.forgetRecorded(e.name, e)
+		return
+	}
+	states := e.target.Status.ClusterStates
+	if e.hasRecorded && sameMap(states, e.states) {
+		return
+	}
+	r := clusterplacement.RecordedOf(c, e.target)
+	if e.hasRecorded && r == e.recorded {
+		e.states = states
+		return
+	}
+	m.forgetRecorded(e.name, e)
+	e.states, e.recorded, e.hasRecorded = states, r, true
+	if r.HasCurrent {
+		m.current[e.name] = r.Current
+	}
+	if r.HasLast {
+		m.last[e.name] = r.Last
+	}
+	m.recordedVersion++
 }
 
 // forgetRecorded takes a Target out of the recorded maps.
