@@ -51,9 +51,9 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		reads[ordinal] = fleetmemo.ReadOf(rt.Known, rt.Targets)
 	}
 	var writes []targetStatusWrite
-	// Every Target of the namespace, with whether the Cluster selects it: the fleet memory's, one pass without
-	// a lookup.
-	for listed := range memory.fleet.Targets() {
+	// The Targets of the namespace whose status may not be right, with whether the Cluster selects them: the
+	// fleet memory's, without a lookup (all of them after a new placement, a new collector read or new picks).
+	for listed := range memory.fleet.TargetsToCheck(plan.version, reads, remember) {
 		t, selected := listed.Target(), listed.Selected()
 		if remember && listed.Checked(plan.version, reads) {
 			continue

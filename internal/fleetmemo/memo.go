@@ -83,6 +83,12 @@ type Memo struct {
 	moved                      []movedTarget
 	movedSelected              []int
 	renderedPass, recordedPass uint64
+	// unchecked are the entries the last TargetsToCheck yielded (not found right) and no NoteChecked found right
+	// since, and those forgotten since (ForgetChecked); checkedAt is what that call was asked for, toCheck what it
+	// yielded.
+	unchecked map[*pickEntry]struct{}
+	checkedAt checkPoint
+	toCheck   []*pickEntry
 	// assembled is what the last Render gave, given again by a Render of a kept Selection when nothing else it
 	// reads changed.
 	assembled assembly
@@ -236,6 +242,7 @@ func (m *Memo) init() {
 	m.pods = map[int]*podEntry{}
 	m.seed = maphash.MakeSeed()
 	m.picks = map[string]*pickEntry{}
+	m.unchecked = map[*pickEntry]struct{}{}
 	m.memberVersions = map[string]uint64{}
 	m.owns = map[string]ownEntry{}
 	m.current, m.last = map[string]int{}, map[string]int{}

@@ -63,6 +63,7 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 			m.forgetRecorded(name, e)
 		}
 		m.prepared, m.picks, m.order, m.listed = prepared, map[string]*pickEntry{}, nil, nil
+		m.unchecked = map[*pickEntry]struct{}{}
 		m.selectEpoch++
 		clear(m.memberVersions)
 		hadPrevious = false
@@ -111,6 +112,7 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 				m.unrecord(e.pick.Pipelines)
 				m.forgetRecorded(name, e)
 				delete(m.picks, name)
+				delete(m.unchecked, e)
 				reordered = true
 			}
 		}
@@ -277,11 +279,71 @@ func recordedKey(c *v1alpha1.Cluster) string {
 func (m *Memo) Targets() iter.Seq[Listed] {
 	return func(yield func(Listed) bool) {
 		for _, e := range m.picks {
-			if !yield(Listed{e}) {
+			if !yield(Listed{e, m}) {
 				return
 			}
 		}
 	}
+}
+
+// TargetsToCheck yields, in no order, the Targets the last Select was given whose status a status pass under
+// this placement version and these collector reads must look at: those whose Checked is false. The Targets
+// found right stay found right until a later pass finds otherwise, so a pass that follows one for the same
+// placement and reads, over the same Selection or the one the last Select patched (patchSelection: no pick
+// changed), looks only at the Targets not found right then and not noted since (NoteChecked), those forgotten
+// since (ForgetChecked), and those written since; any other pass looks at every Target. remember false (a pass
+// that notes nothing) yields every Target.
+func (m *Memo) TargetsToCheck(placement uint64, reads map[int]CollectorRead, remember bool) iter.Seq[Listed] {
+	last := m.checkedAt
+	m.checkedAt = checkPoint{valid: remember, placement: placement, reads: maps.Clone(reads), selectPass: m.selectPass}
+	if !remember {
+		clear(m.unchecked)
+		return m.Targets()
+	}
+	m.toCheck = m.toCheck[:0]
+	check := func(e *pickEntry) {
+		if (Listed{e, m}).Checked(placement, reads) {
+			delete(m.unchecked, e)
+			return
+		}
+		m.unchecked[e] = struct{}{}
+		m.toCheck = append(m.toCheck, e)
+	}
+	if last.valid && last.placement == placement && maps.Equal(last.reads, reads) &&
+		(last.selectPass == m.selectPass || (m.patched && m.patchedFrom == last.selectPass)) {
+		candidates := make([]*pickEntry, 0, len(m.unchecked)+len(m.moved))
+		for e := range m.unchecked {
+			candidates = append(candidates, e)
+		}
+		for _, mv := range m.moved {
+			if _, listed := m.unchecked[mv.e]; !listed && m.picks[mv.e.name] == mv.e {
+				candidates = append(candidates, mv.e)
+			}
+		}
+		for _, e := range candidates {
+			check(e)
+		}
+	} else {
+		clear(m.unchecked)
+		for _, e := range m.picks {
+			check(e)
+		}
+	}
+	return func(yield func(Listed) bool) {
+		for _, e := range m.toCheck {
+			if !yield(Listed{e, m}) {
+				return
+			}
+		}
+	}
+}
+
+// checkPoint is what the last TargetsToCheck was asked for, and after which Select.
+type checkPoint struct {
+	valid      bool
+	placement  uint64
+	reads      map[int]CollectorRead
+	selectPass uint64
 }
 
 // Lists tells whether the last Select was given this Target (by name and UID).
@@ -291,7 +353,10 @@ func (m *Memo) Lists(name string, uid types.UID) bool {
 }
 
 // Listed is one Target the last Select was given, with what the status pass last found of its status.
-type Listed struct{ e *pickEntry }
+type Listed struct {
+	e *pickEntry
+	m *Memo
+}
 
 // Target is the Target as listed (the cache's own object: read it only).
 func (l Listed) Target() *v1alpha1.Target { return l.e.target }
@@ -349,10 +414,14 @@ func (l Listed) Checked(placement uint64, reads map[int]CollectorRead) bool {
 // NoteChecked records that the Target's status, as listed, is right for this key.
 func (l Listed) NoteChecked(key StatusKey) {
 	l.e.checked = statusCheck{key: key, selected: l.e.pick.Selected, states: l.e.target.Status.ClusterStates, valid: true}
+	delete(l.m.unchecked, l.e)
 }
 
 // ForgetChecked drops what NoteChecked recorded.
-func (l Listed) ForgetChecked() { l.e.checked = statusCheck{} }
+func (l Listed) ForgetChecked() {
+	l.e.checked = statusCheck{}
+	l.m.unchecked[l.e] = struct{}{}
+}
 
 // sameLabels tells whether two label sets are equal: at once when they are the same map.
 func sameLabels(a, b map[string]string) bool {

@@ -2,6 +2,7 @@ package fleetmemo
 
 import (
 	"cmp"
+	"maps"
 	"testing"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -124,5 +125,78 @@ func TestLists(t *testing.T) {
 	m.Select(cluster, w.objects(), false)
 	if m.Lists("t02", uid) {
 		t.Fatal("a deleted Target is still listed")
+	}
+}
+
+// TestTargetsToCheckYieldsEveryTargetNotFoundRight drives a Memo through random changes, lists brought up to
+// date in place, placements and collector reads, with status passes that note, forget or leave each Target they
+// are given (and reconciles that end before their pass), and checks at every pass that TargetsToCheck yields
+// every Target whose Checked is false: a Target it leaves out would keep a wrong status.
+func TestTargetsToCheckYieldsEveryTargetNotFoundRight(t *testing.T) {
+	for seed := range uint64(40) {
+		w := newWorld(seed)
+		var m Memo
+		var listed []v1alpha1.Target
+		var listedFrom map[string]*v1alpha1.Target
+		placement := uint64(1)
+		states := []map[string]gnmic.TargetStatus{{}, {}, {}}
+		readsNow := func() map[int]CollectorRead {
+			return map[int]CollectorRead{0: ReadOf(true, states[0]), 1: ReadOf(true, states[1]), 2: ReadOf(seed%5 != 0, states[2])}
+		}
+		for step := range 80 {
+			what := ""
+			if w.rng.IntN(3) == 0 {
+				what = w.change()
+			}
+			objects := w.objects()
+			unchanged := listedFrom != nil && maps.Equal(listedFrom, w.targets)
+			switch {
+			case unchanged:
+				objects.Targets = listed
+			case listedFrom != nil && w.rng.IntN(3) > 0:
+				objects.Targets = refreshInPlace(listed, listedFrom, w.targets)
+			}
+			listed, listedFrom = objects.Targets, maps.Clone(w.targets)
+			m.Select(cluster, objects, unchanged)
+			if w.rng.IntN(10) == 0 {
+				placement++
+			}
+			if w.rng.IntN(10) == 0 {
+				states[w.rng.IntN(3)] = map[string]gnmic.TargetStatus{}
+			}
+			if w.rng.IntN(8) == 0 {
+				continue // the reconcile ends before its status pass
+			}
+			if w.rng.IntN(6) == 0 { // forgotten outside a pass
+				for l := range m.Targets() {
+					l.ForgetChecked()
+					break
+				}
+			}
+			reads := readsNow()
+			remember := w.rng.IntN(15) > 0
+			yielded := map[string]bool{}
+			var given []Listed
+			for l := range m.TargetsToCheck(placement, reads, remember) {
+				yielded[l.Target().Name] = true
+				given = append(given, l)
+			}
+			for l := range m.Targets() {
+				if !l.Checked(placement, reads) && !yielded[l.Target().Name] {
+					t.Fatalf("seed %d step %d (%s, unchanged %v, patched %v, moved %d): %s is not right (Checked false) and was not yielded (checked %+v selected %v)", seed, step, what, unchanged, m.patched, len(m.moved), l.Target().Name, l.e.checked.valid, l.Selected())
+				}
+			}
+			for _, l := range given {
+				switch w.rng.IntN(4) {
+				case 0, 1:
+					if remember {
+						pod := len(l.Target().Name) % 3
+						l.NoteChecked(NewStatusKey(placement, pod, reads[pod]))
+					}
+				case 2:
+					l.ForgetChecked()
+				}
+			}
+		}
 	}
 }
