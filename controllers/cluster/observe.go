@@ -251,8 +251,8 @@ func (r *Reconciler) observe(ctx context.Context, cluster *operatorv1alpha1.Clus
 	w.conn.TLSOmitted = w.targetTLS.Bundle.Omitted
 	w.conn.ReservedPorts = workload.ReservedPorts(cluster)
 	w.rendered, w.skips, w.renderErr = memory.fleet.Render(w.selection, w.conn)
-	// The placeable targets are made again only when the selection or its rendering changed.
-	if memory.fleet.Unchanged() && memory.placeable != nil {
+	// The placeable targets are made again only when the selected or the rendered targets changed.
+	if memory.fleet.NamesKept() && memory.placeable != nil {
 		w.placeableNames = memory.placeable
 	} else {
 		memory.placeable = w.placeable()

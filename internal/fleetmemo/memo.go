@@ -92,8 +92,9 @@ type Memo struct {
 	// assembled is what the last Render gave, given again by a Render of a kept Selection when nothing else it
 	// reads changed.
 	assembled assembly
-	// renderKept tells that the last Render gave what the one before gave (Unchanged).
-	renderKept bool
+	// renderKept tells that the last Render gave what the one before gave; namesKept that it
+	// rendered the same targets (NamesKept); assembledOK that its configuration as a whole was valid.
+	renderKept, namesKept, assembledOK bool
 
 	prepared *selection.Prepared
 	picks    map[string]*pickEntry
@@ -154,13 +155,18 @@ func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.C
 	m.renderedPass = m.selectPass
 	m.renderKept = m.selectionKept && m.assembled.valid && m.assembled.sharedVersion == m.sharedVersion && m.sameProfiles(conn)
 	if m.renderKept {
+		m.namesKept = true
 		return m.assembled.cfg, m.assembled.skips, m.assembled.err
 	}
+	m.namesKept = false
 	if m.patched && renderedBefore == m.patchedFrom && m.sharedVersion == sharedBefore && len(m.inOrder) == len(sel.Targets) &&
 		m.sameProfiles(conn) {
 		// The Selection the last pass went over, with some Targets other objects: only those are looked at.
+		m.namesKept = true
 		for _, i := range m.movedSelected {
-			m.renderAt(i, sel.Targets[i], shared, conn)
+			if m.renderAt(i, sel.Targets[i], shared, conn) {
+				m.namesKept = false
+			}
 		}
 	} else {
 		m.pass++
@@ -179,12 +185,20 @@ func (m *Memo) Render(sel selection.Selection, conn render.Connections) (gnmic.C
 	}
 	cfg, skips, err := m.assemble()
 	m.assembled = assembly{cfg: cfg, skips: skips, err: err, sharedVersion: m.sharedVersion, valid: true}
+	m.namesKept = m.namesKept && (err == nil) == m.assembledOK
+	m.assembledOK = err == nil
 	return cfg, skips, err
 }
 
+// NamesKept tells whether the last Render rendered the same targets as the one before, over the same selected
+// names, with the same outcome for the configuration as a whole: then a list made of those names alone (which
+// targets render) is still right.
+func (m *Memo) NamesKept() bool { return m.namesKept }
+
 // renderAt brings the entry of st, the i-th selected target, up to date in this pass: it keeps the entry when it
-// was computed from what st and its profile are now, and renders the target again otherwise.
-func (m *Memo) renderAt(i int, st selection.SelectedTarget, shared *render.Shared, conn render.Connections) {
+// was computed from what st and its profile are now, and renders the target again otherwise. It tells whether
+// the target renders now where it did not, or the other way round.
+func (m *Memo) renderAt(i int, st selection.SelectedTarget, shared *render.Shared, conn render.Connections) (flipped bool) {
 	name := st.Target.Name
 	digest := m.profileDigest(st.Target.Spec.Profile, conn)
 	e := m.inOrder[i]
@@ -194,18 +208,18 @@ func (m *Memo) renderAt(i int, st selection.SelectedTarget, shared *render.Share
 	if e == nil || !e.matches(st, digest, m.sharedVersion) {
 		m.drop(name, e)
 		m.version++
+		old := e
 		e = &targetEntry{name: name, uid: st.Target.UID, generation: st.Target.Generation, subscriptions: slices.Clone(st.Subscriptions),
 			outputs: slices.Clone(st.Outputs), labels: maps.Clone(st.Labels), profile: st.Target.Spec.Profile,
 			profileDigest: digest, sharedVersion: m.sharedVersion, result: shared.Target(st), version: m.version}
 		m.keep(name, e)
+		flipped = old == nil || (old.result.Err == nil) != (e.result.Err == nil)
 	}
 	e.seen = m.pass
 	m.inOrder[i] = e
+	return flipped
 }
 
-// Unchanged tells whether the last Select and Render gave what the ones before them gave, from the same Targets:
-// then whatever the caller made of those alone is still what it would make.
-func (m *Memo) Unchanged() bool { return m.selectionKept && m.renderKept }
 
 // assembly is what a Render gave, and under which version of the shared part.
 type assembly struct {

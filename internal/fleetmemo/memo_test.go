@@ -292,6 +292,8 @@ func TestMemoEqualsFullRender(t *testing.T) {
 		var listed []v1alpha1.Target
 		var listedFrom map[string]*v1alpha1.Target
 		lastOnPod, placements := map[int][]string{}, uint64(0)
+		var lastRenders []string
+		hasLastRenders := false
 		for step := range 60 {
 			var changes []string
 			if w.rng.IntN(4) > 0 { // else a steady step
@@ -354,6 +356,17 @@ func TestMemoEqualsFullRender(t *testing.T) {
 			if errorText(gotErr) != errorText(wantErr) {
 				t.Fatalf("%s: error %v, want %v", where, gotErr, wantErr)
 			}
+			// The names the reconciler makes of a Render alone (placeable) are the last ones while NamesKept.
+			var renders []string
+			for _, name := range sel.TargetNames() {
+				if _, ok := wantCfg.Targets[name]; ok || wantErr != nil {
+					renders = append(renders, name)
+				}
+			}
+			if m.NamesKept() && hasLastRenders && !slices.Equal(renders, lastRenders) {
+				t.Fatalf("%s: NamesKept, but the rendered names went from %v to %v", where, lastRenders, renders)
+			}
+			lastRenders, hasLastRenders = renders, true
 			if wantErr != nil {
 				continue
 			}
