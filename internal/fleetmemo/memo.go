@@ -220,7 +220,6 @@ func (m *Memo) renderAt(i int, st selection.SelectedTarget, shared *render.Share
 	return flipped
 }
 
-
 // assembly is what a Render gave, and under which version of the shared part.
 type assembly struct {
 	cfg           gnmic.Config
