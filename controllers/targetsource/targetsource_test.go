@@ -342,17 +342,22 @@ var _ = Describe("TargetSources handed over between replicas", func() {
 	})
 })
 
+// syncedOnA starts two replicas, a assigned every TargetSource and b none, and a TargetSource of 20 devices that
+// a synced once.
+func syncedOnA() (a, b *replica, netbox *fakenetbox.Server, ts *operatorv1alpha1.TargetSource) {
+	a, b = startReplica(), startReplica()
+	DeferCleanup(a.Stop)
+	DeferCleanup(b.Stop)
+	b.assigned.Store(false)
+	netbox = fakenetbox.Start(20, "t")
+	DeferCleanup(netbox.Close)
+	ts = newNetBoxSource(newNamespace(), netbox, "t", nil)
+	return a, b, netbox, waitForSyncs(ts, 1)
+}
+
 var _ = Describe("A TargetSource that a replica gets when the members change", func() {
 	It("is synced by that replica as soon as it is due, not at the replica's next look 30 s later", func() {
-		a, b := startReplica(), startReplica()
-		DeferCleanup(a.Stop)
-		DeferCleanup(b.Stop)
-		b.assigned.Store(false)
-		ns := newNamespace()
-		netbox := fakenetbox.Start(20, "t")
-		DeferCleanup(netbox.Close)
-		ts := newNetBoxSource(ns, netbox, "t", nil)
-		ts = waitForSyncs(ts, 1)
+		a, b, netbox, ts := syncedOnA()
 
 		By("a request that comes while a leaves and b has not joined yet: neither syncs it")
 		a.assigned.Store(false)
@@ -439,15 +444,7 @@ var _ = Describe("A TargetSource whose sync another replica recorded", func() {
 	})
 
 	It("is cleared by the replica it names once that replica no longer runs the TargetSource", func() {
-		a, b := startReplica(), startReplica()
-		DeferCleanup(a.Stop)
-		DeferCleanup(b.Stop)
-		b.assigned.Store(false)
-		ns := newNamespace()
-		netbox := fakenetbox.Start(20, "t")
-		DeferCleanup(netbox.Close)
-		ts := newNetBoxSource(ns, netbox, "t", nil)
-		ts = waitForSyncs(ts, 1)
+		_, b, netbox, ts := syncedOnA()
 
 		// b's sync could not write its result, and the TargetSource went to a: b's next look clears its record.
 		recordSyncing(ts, b.name, time.Now())
