@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
@@ -75,5 +76,32 @@ func TestReadSummariesGiveWhatEveryNameGives(t *testing.T) {
 	}
 	if atRest < 200 {
 		t.Fatalf("only %d pods at rest: the rounds did not test the summaries", atRest)
+	}
+}
+
+// withFailed gives restartFailedTargets every target it may act on, each once: the failed ones, and those with a
+// restart on record (to forget once they run).
+func TestWithFailedIsTheFailedAndTheTrackedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		failed  []string
+		tracked []string
+		want    []string
+	}{
+		{name: "nothing on record", failed: []string{"a", "c"}, want: []string{"a", "c"}},
+		{name: "none failed", tracked: []string{"b"}, want: []string{"b"}},
+		{name: "both, one in each", failed: []string{"a", "c"}, tracked: []string{"b", "c", "z"}, want: []string{"a", "b", "c", "z"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b restartBackoff
+			for _, name := range tc.tracked {
+				b.attempted(name, time.Now())
+			}
+			got := b.withFailed(tc.failed)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("withFailed(%v) with %v on record = %v, want %v", tc.failed, tc.tracked, got, tc.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +26,13 @@ func (r *Reconciler) restartFailedTargets(ctx context.Context, cluster *operator
 			continue
 		}
 		var sent map[string]bool // made for the first target with a failure or a backoff to forget
-		for name, st := range runtimes[ordinal].Targets {
+		rt := runtimes[ordinal]
+		// The targets it lists that failed, and those with a restart on record: no other is acted on.
+		for _, name := range restarts.withFailed(rt.FailedNames()) {
+			st, listed := rt.Targets[name]
+			if !listed {
+				continue
+			}
 			failed := st.Failed()
 			if !failed && !restarts.tracks(name) {
 				continue
@@ -87,6 +94,20 @@ func (b *restartBackoff) attempted(target string, now time.Time) time.Time {
 	b.attempts[target]++
 	b.next[target] = now.Add(delay)
 	return b.next[target]
+}
+
+// withFailed is failed and the targets with a restart on record, each once.
+func (b *restartBackoff) withFailed(failed []string) []string {
+	if len(b.attempts) == 0 {
+		return failed
+	}
+	out := slices.Clone(failed)
+	for name := range b.attempts {
+		if _, found := slices.BinarySearch(failed, name); !found {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // tracks tells whether the target has a restart on record.

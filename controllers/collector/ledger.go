@@ -25,9 +25,10 @@ type Runtime struct {
 	// Tunnel are the dial-in devices the collector runs through its gRPC tunnel server, by ID: it was sent
 	// none of them, and no apply removes them.
 	Tunnel map[string]TunnelTarget
-	// names and starting are Names and AnyStarting, when summarized.
+	// names, starting and failed are Names, AnyStarting and FailedNames, when summarized.
 	names      []string
 	starting   bool
+	failed     []string
 	summarized bool
 	// compared remembers ListsExactly's last answers (NewRuntime's reads only).
 	compared *comparedLists
@@ -36,7 +37,7 @@ type Runtime struct {
 // NewRuntime is a collector's read that listed these targets and dial-in devices.
 func NewRuntime(targets map[string]gnmic.TargetStatus, tunnel map[string]TunnelTarget) Runtime {
 	rt := Runtime{Known: true, Targets: targets, Tunnel: tunnel}
-	rt.names, rt.starting, rt.summarized = rt.Names(), rt.AnyStarting(), true
+	rt.names, rt.starting, rt.failed, rt.summarized = rt.Names(), rt.AnyStarting(), rt.FailedNames(), true
 	rt.compared = &comparedLists{}
 	return rt
 }
@@ -102,6 +103,22 @@ func (rt Runtime) AnyStarting() bool {
 		}
 	}
 	return false
+}
+
+// FailedNames are the names of the targets the collector lists as failed, sorted. The slice is shared: read it
+// only.
+func (rt Runtime) FailedNames() []string {
+	if rt.summarized {
+		return rt.failed
+	}
+	var failed []string
+	for name, st := range rt.Targets {
+		if st.Failed() {
+			failed = append(failed, name)
+		}
+	}
+	slices.Sort(failed)
+	return failed
 }
 
 // TunnelTarget is a dial-in device a collector runs: the type it registered with, and its state.

@@ -137,3 +137,26 @@ func TestListsExactlyAnswersAsAComparisonWould(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedNamesAreTheFailedTargetsSorted: what NewRuntime works out once is what a read's states say, as for a
+// read made without it.
+func TestFailedNamesAreTheFailedTargetsSorted(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	states := []gnmic.TargetStatus{{State: gnmic.StateRunning}, {State: gnmic.StateFailed}, {State: gnmic.StateStarting}, {}}
+	for round := range 100 {
+		targets := map[string]gnmic.TargetStatus{}
+		var want []string
+		for i := range rng.Intn(12) {
+			name := fmt.Sprintf("t-%02d", i)
+			targets[name] = states[rng.Intn(len(states))]
+			if targets[name].Failed() {
+				want = append(want, name)
+			}
+		}
+		for kind, rt := range map[string]Runtime{"made": NewRuntime(targets, nil), "literal": {Known: true, Targets: targets}} {
+			if got := rt.FailedNames(); !slices.Equal(got, want) {
+				t.Fatalf("round %d, %s read of %v: FailedNames %v, want %v", round, kind, targets, got, want)
+			}
+		}
+	}
+}
