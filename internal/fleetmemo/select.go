@@ -80,17 +80,22 @@ func (m *Memo) Select(cluster string, in selection.Objects, targetsUnchanged boo
 			e = m.picks[t.Name]
 		}
 		if e == nil || e.uid != t.UID || !sameLabels(e.labels, t.Labels) {
-			picked = true
 			pick := p.Target(t)
-			if e == nil {
-				reordered = true
-				e = &pickEntry{name: t.Name}
+			switch {
+			case e != nil && e.uid == t.UID && pick.Same(e.pick):
+				// Relabelled, and picked by the same Pipelines as before: nothing the Selection holds changes.
+				e.labels = t.Labels
+			case e == nil:
+				picked, reordered = true, true
+				e = &pickEntry{name: t.Name, uid: t.UID, labels: t.Labels, pick: pick}
 				m.picks[t.Name] = e
-			} else {
+				m.record(pick.Pipelines)
+			default:
+				picked = true
 				m.unrecord(e.pick.Pipelines)
+				e.uid, e.labels, e.pick, e.checked = t.UID, t.Labels, pick, statusCheck{}
+				m.record(pick.Pipelines)
 			}
-			e.uid, e.labels, e.pick, e.checked = t.UID, t.Labels, pick, statusCheck{}
-			m.record(pick.Pipelines)
 		}
 		if e.target != t || e.rv != t.ResourceVersion { // another object, or one written over in place
 			m.moved = append(m.moved, movedTarget{e: e, profileBefore: e.profile})

@@ -388,3 +388,38 @@ func TestPreparedTargetTellsApartManyPipelines(t *testing.T) {
 		t.Fatalf("Resolve with 300 pipelines:\n got %+v\nwant %+v", summarize(got), summarize(want))
 	}
 }
+
+// Two picks of one Prepared are the same exactly when they are equal but for their Target: the labels of a
+// relabelled Target that the same Pipelines pick give the same pick, others do not.
+func TestTargetPickSameIsEqualButForTheTarget(t *testing.T) {
+	p := Prepare("c1", namespace(
+		pipeline("p1", v1alpha1.PipelineSpec{TargetSelectors: match(map[string]string{"dc": "dc1"}), SubscriptionRefs: []string{"counters"}, Labels: map[string]string{"k": "1"}}),
+		pipeline("p2", v1alpha1.PipelineSpec{TargetSelectors: match(map[string]string{"role": "edge"}), SubscriptionRefs: []string{"state"}, Labels: map[string]string{"k": "2"}}),
+		pipeline("p3", v1alpha1.PipelineSpec{TargetRefs: []string{"r1"}}),
+	))
+	labelSets := []map[string]string{nil, {"dc": "dc1"}, {"dc": "dc1", "x": "y"}, {"role": "edge"}, {"dc": "dc1", "role": "edge"}, {"dc": "dc2"}}
+	var picks []TargetPick
+	for _, name := range []string{"r1", "r2"} {
+		for _, l := range labelSets {
+			tg := target(name, l)
+			picks = append(picks, p.Target(&tg))
+		}
+	}
+	sameCount := 0
+	for _, a := range picks {
+		for _, b := range picks {
+			bb := b
+			bb.Target.Target = a.Target.Target
+			equal := reflect.DeepEqual(a, bb)
+			if a.Same(b) != equal {
+				t.Fatalf("Same = %v, equal but for the Target = %v:\n%+v\n%+v", a.Same(b), equal, a, b)
+			}
+			if equal {
+				sameCount++
+			}
+		}
+	}
+	if sameCount <= len(picks) {
+		t.Fatalf("no two different Targets made the same pick: the test tells nothing")
+	}
+}

@@ -33,6 +33,14 @@ type TargetPick struct {
 	referenced bool
 }
 
+// Same tells whether a and b were made by one Prepared (or one of the same Key) for the same picking Pipelines,
+// and so are equal but for the Target they carry: their slices and map are the same ones. Equal picks made by
+// Prepareds of different Keys are not the same.
+func (a TargetPick) Same(b TargetPick) bool {
+	return a.Selected == b.Selected && a.referenced == b.referenced && len(a.Pipelines) == len(b.Pipelines) &&
+		(len(a.Pipelines) == 0 || &a.Pipelines[0] == &b.Pipelines[0])
+}
+
 // targetChooser is how one pipeline picks targets and what it applies to them.
 type targetChooser struct {
 	name      string
