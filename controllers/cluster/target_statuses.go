@@ -52,8 +52,10 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 	}
 	var writes []targetStatusWrite
 	// The Targets of the namespace whose status may not be right, with whether the Cluster selects them: the
-	// fleet memory's, without a lookup (all of them after a new placement, a new collector read or new picks).
-	for listed := range memory.fleet.TargetsToCheck(plan.version, reads, remember) {
+	// fleet memory's, without a lookup (all of them after a new placement, new picks, or new reads of many
+	// collectors).
+	onPod := func(ordinal int) []string { return plan.onPod[ordinal] }
+	for listed := range memory.fleet.TargetsToCheck(plan.version, reads, remember, onPod) {
 		t, selected := listed.Target(), listed.Selected()
 		if remember && listed.Checked(plan.version, reads) {
 			continue

@@ -294,11 +294,12 @@ func (m *Memo) Targets() iter.Seq[Listed] {
 // TargetsToCheck yields, in no order, the Targets the last Select was given whose status a status pass under
 // this placement version and these collector reads must look at: those whose Checked is false. The Targets
 // found right stay found right until a later pass finds otherwise, so a pass that follows one for the same
-// placement and reads, over the same Selection or the one the last Select patched (patchSelection: no pick
-// changed), looks only at the Targets not found right then and not noted since (NoteChecked), those forgotten
-// since (ForgetChecked), and those written since; any other pass looks at every Target. remember false (a pass
-// that notes nothing) yields every Target.
-func (m *Memo) TargetsToCheck(placement uint64, reads map[int]CollectorRead, remember bool) iter.Seq[Listed] {
+// placement, over the same Selection or the one the last Select patched (patchSelection: no pick changed),
+// looks only at the Targets not found right then and not noted since (NoteChecked), those forgotten since
+// (ForgetChecked), those written since, and those on the pods whose collector was read again since (onPod gives
+// a pod's targets under this placement: every Target whose status key names the pod is among them); any other
+// pass looks at every Target. remember false (a pass that notes nothing) yields every Target.
+func (m *Memo) TargetsToCheck(placement uint64, reads map[int]CollectorRead, remember bool, onPod func(ordinal int) []string) iter.Seq[Listed] {
 	last := m.checkedAt
 	m.checkedAt = checkPoint{valid: remember, placement: placement, reads: maps.Clone(reads), selectPass: m.selectPass}
 	if !remember {
@@ -314,18 +315,38 @@ func (m *Memo) TargetsToCheck(placement uint64, reads map[int]CollectorRead, rem
 		m.unchecked[e] = struct{}{}
 		m.toCheck = append(m.toCheck, e)
 	}
-	if last.valid && last.placement == placement && maps.Equal(last.reads, reads) &&
-		(last.selectPass == m.selectPass || (m.patched && m.patchedFrom == last.selectPass)) {
-		candidates := make([]*pickEntry, 0, len(m.unchecked)+len(m.moved))
-		for e := range m.unchecked {
-			candidates = append(candidates, e)
-		}
-		for _, mv := range m.moved {
-			if _, listed := m.unchecked[mv.e]; !listed && m.picks[mv.e.name] == mv.e {
-				candidates = append(candidates, mv.e)
+	var reread []int
+	if last.valid {
+		for ordinal, read := range reads {
+			if was, ok := last.reads[ordinal]; !ok || was != read {
+				reread = append(reread, ordinal)
 			}
 		}
-		for _, e := range candidates {
+		for ordinal := range last.reads {
+			if _, ok := reads[ordinal]; !ok {
+				reread = append(reread, ordinal)
+			}
+		}
+	}
+	if last.valid && last.placement == placement && len(reread) <= max(1, len(reads)/4) &&
+		(last.selectPass == m.selectPass || (m.patched && m.patchedFrom == last.selectPass)) {
+		candidates := make(map[*pickEntry]struct{}, len(m.unchecked)+len(m.moved))
+		for e := range m.unchecked {
+			candidates[e] = struct{}{}
+		}
+		for _, mv := range m.moved {
+			if m.picks[mv.e.name] == mv.e {
+				candidates[mv.e] = struct{}{}
+			}
+		}
+		for _, ordinal := range reread {
+			for _, name := range onPod(ordinal) {
+				if e, ok := m.picks[name]; ok {
+					candidates[e] = struct{}{}
+				}
+			}
+		}
+		for e := range candidates {
 			check(e)
 		}
 	} else {

@@ -174,10 +174,23 @@ func TestTargetsToCheckYieldsEveryTargetNotFoundRight(t *testing.T) {
 				}
 			}
 			reads := readsNow()
+			if seed%4 == 1 && step%10 >= 7 {
+				delete(reads, 2) // its pod is gone, or not read
+			}
 			remember := w.rng.IntN(15) > 0
 			yielded := map[string]bool{}
 			var given []Listed
-			for l := range m.TargetsToCheck(placement, reads, remember) {
+			podOf := func(name string) int { return int(name[len(name)-1]) % 3 }
+			onPod := func(ordinal int) []string {
+				var names []string
+				for name := range w.targets {
+					if podOf(name) == ordinal {
+						names = append(names, name)
+					}
+				}
+				return names
+			}
+			for l := range m.TargetsToCheck(placement, reads, remember, onPod) {
 				yielded[l.Target().Name] = true
 				given = append(given, l)
 			}
@@ -190,7 +203,7 @@ func TestTargetsToCheckYieldsEveryTargetNotFoundRight(t *testing.T) {
 				switch w.rng.IntN(4) {
 				case 0, 1:
 					if remember {
-						pod := len(l.Target().Name) % 3
+						pod := podOf(l.Target().Name)
 						l.NoteChecked(NewStatusKey(placement, pod, reads[pod]))
 					}
 				case 2:
