@@ -42,6 +42,26 @@ func NewRuntime(targets map[string]gnmic.TargetStatus, tunnel map[string]TunnelT
 	return rt
 }
 
+// SameRead tells whether rt and o are reads that said the same: both made, the same targets in the same states,
+// the same dial-in devices. A reader keeps the earlier of two such reads, so that what was worked out of it
+// (its summaries, what was compared with it, status keys) still stands.
+func (rt Runtime) SameRead(o Runtime) bool {
+	if !rt.Known || !o.Known || len(rt.Targets) != len(o.Targets) || len(rt.Tunnel) != len(o.Tunnel) {
+		return false
+	}
+	for name, st := range rt.Targets {
+		if other, ok := o.Targets[name]; !ok || !st.Equal(other) {
+			return false
+		}
+	}
+	for id, t := range rt.Tunnel {
+		if other, ok := o.Tunnel[id]; !ok || t.Type != other.Type || !t.Status.Equal(other.Status) {
+			return false
+		}
+	}
+	return true
+}
+
 // ListsExactly tells whether the collector was read and lists exactly these targets; names must be sorted, and
 // must never change once given (the reconciler's are a placement's and a step's lists, both read-only).
 //

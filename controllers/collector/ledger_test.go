@@ -160,3 +160,54 @@ func TestFailedNamesAreTheFailedTargetsSorted(t *testing.T) {
 		}
 	}
 }
+
+// TestSameReadTellsReadsThatSaidTheSame: two reads are the same when they list the same targets and dial-in
+// devices in the same states, whatever maps hold them; any difference, or a read not made, makes them not.
+func TestSameReadTellsReadsThatSaidTheSame(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	status := func(state string) gnmic.TargetStatus {
+		return gnmic.TargetStatus{State: state, LastUpdated: at, ConnectionState: "READY", Subscriptions: map[string]string{"s": "running"}}
+	}
+	read := func(change func(map[string]gnmic.TargetStatus, map[string]TunnelTarget)) Runtime {
+		targets := map[string]gnmic.TargetStatus{"a": status(gnmic.StateRunning), "b": status(gnmic.StateStarting)}
+		tunnel := map[string]TunnelTarget{"d1": {Type: "router", Status: status(gnmic.StateRunning)}}
+		if change != nil {
+			change(targets, tunnel)
+		}
+		return NewRuntime(targets, tunnel)
+	}
+	base := read(nil)
+	for _, tc := range []struct {
+		name   string
+		other  Runtime
+		wanted bool
+	}{
+		{"the same, in other maps", read(nil), true},
+		{"a state", read(func(m map[string]gnmic.TargetStatus, _ map[string]TunnelTarget) { m["b"] = status(gnmic.StateRunning) }), false},
+		{"a subscription's state", read(func(m map[string]gnmic.TargetStatus, _ map[string]TunnelTarget) {
+			s := status(gnmic.StateRunning)
+			s.Subscriptions = map[string]string{"s": "stopped"}
+			m["a"] = s
+		}), false},
+		{"last updated", read(func(m map[string]gnmic.TargetStatus, _ map[string]TunnelTarget) {
+			s := status(gnmic.StateRunning)
+			s.LastUpdated = at.Add(time.Second)
+			m["a"] = s
+		}), false},
+		{"a target more", read(func(m map[string]gnmic.TargetStatus, _ map[string]TunnelTarget) { m["c"] = status(gnmic.StateRunning) }), false},
+		{"a target renamed", read(func(m map[string]gnmic.TargetStatus, _ map[string]TunnelTarget) {
+			m["c"] = m["b"]
+			delete(m, "b")
+		}), false},
+		{"a device's type", read(func(_ map[string]gnmic.TargetStatus, d map[string]TunnelTarget) { d["d1"] = TunnelTarget{Type: "switch", Status: d["d1"].Status} }), false},
+		{"a device less", read(func(_ map[string]gnmic.TargetStatus, d map[string]TunnelTarget) { delete(d, "d1") }), false},
+		{"a read not made", Runtime{Targets: base.Targets, Tunnel: base.Tunnel}, false},
+	} {
+		if got := base.SameRead(tc.other); got != tc.wanted {
+			t.Errorf("%s: SameRead = %v, want %v", tc.name, got, tc.wanted)
+		}
+		if got := tc.other.SameRead(base); got != tc.wanted {
+			t.Errorf("%s (the other way round): SameRead = %v, want %v", tc.name, got, tc.wanted)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package gnmic
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // Target states (TargetStatus.State). Running only means the target was
 // started; see Collecting.
@@ -63,6 +66,12 @@ type TargetStatus struct {
 	LastUpdated     time.Time         `json:"last-updated"`
 	ConnectionState string            `json:"connection-state,omitempty"`
 	Subscriptions   map[string]string `json:"subscriptions,omitempty"`
+}
+
+// Equal tells whether s and o say the same of a target.
+func (s TargetStatus) Equal(o TargetStatus) bool {
+	return s.IntendedState == o.IntendedState && s.State == o.State && s.FailedReason == o.FailedReason &&
+		s.LastUpdated.Equal(o.LastUpdated) && s.ConnectionState == o.ConnectionState && maps.Equal(s.Subscriptions, o.Subscriptions)
 }
 
 // Collecting reports whether the target delivers telemetry: its gRPC
