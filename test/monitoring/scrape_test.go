@@ -116,13 +116,16 @@ func TestARunningOperatorServesWhatTheInventoryLists(t *testing.T) {
 	}
 	defer func() { _ = op.Process.Kill(); _ = op.Wait() }()
 
-	// Once the Cluster was reconciled its counters exist (at 0) and its status feeds the placement gauges.
+	// Once the Cluster was reconciled its counters exist (at 0) and its status feeds the placement gauges. The
+	// counters come at the start of the reconcile and the status at its end: a scrape between the two finds no
+	// condition yet, so the wait is for both.
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	var families map[string]*dto.MetricFamily
 	for {
 		families, err = scrape(url)
 		if err == nil && servesCluster(families["gnmic_cluster_target_moves_total"], namespace, "edge") &&
-			servesCluster(families["gnmic_cluster_pods"], namespace, "edge") {
+			servesCluster(families["gnmic_cluster_pods"], namespace, "edge") &&
+			servesCluster(families["gnmic_cluster_condition"], namespace, "edge") {
 			break
 		}
 		if ctx.Err() != nil {
