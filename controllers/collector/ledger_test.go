@@ -199,7 +199,9 @@ func TestSameReadTellsReadsThatSaidTheSame(t *testing.T) {
 			m["c"] = m["b"]
 			delete(m, "b")
 		}), false},
-		{"a device's type", read(func(_ map[string]gnmic.TargetStatus, d map[string]TunnelTarget) { d["d1"] = TunnelTarget{Type: "switch", Status: d["d1"].Status} }), false},
+		{"a device's type", read(func(_ map[string]gnmic.TargetStatus, d map[string]TunnelTarget) {
+			d["d1"] = TunnelTarget{Type: "switch", Status: d["d1"].Status}
+		}), false},
 		{"a device less", read(func(_ map[string]gnmic.TargetStatus, d map[string]TunnelTarget) { delete(d, "d1") }), false},
 		{"a read not made", Runtime{Targets: base.Targets, Tunnel: base.Tunnel}, false},
 	} {
