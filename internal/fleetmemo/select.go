@@ -296,9 +296,9 @@ func (m *Memo) Targets() iter.Seq[Listed] {
 // found right stay found right until a later pass finds otherwise, so a pass that follows one for the same
 // placement, over the same Selection or the one the last Select patched (patchSelection: no pick changed),
 // looks only at the Targets not found right then and not noted since (NoteChecked), those forgotten since
-// (ForgetChecked), those written since, and those on the pods whose collector was read again since (onPod gives
-// a pod's targets under this placement: every Target whose status key names the pod is among them); any other
-// pass looks at every Target. remember false (a pass that notes nothing) yields every Target.
+// (ForgetChecked), those the last Select found written if no pass followed it yet, and those on the pods whose
+// collector was read again since (onPod gives a pod's targets under this placement: every Target whose status
+// key names the pod is among them); any other pass looks at every Target. remember false (a pass that notes nothing) yields every Target.
 func (m *Memo) TargetsToCheck(placement uint64, reads map[int]CollectorRead, remember bool, onPod func(ordinal int) []string) iter.Seq[Listed] {
 	last := m.checkedAt
 	m.checkedAt = checkPoint{valid: remember, placement: placement, reads: maps.Clone(reads), selectPass: m.selectPass}
@@ -334,9 +334,11 @@ func (m *Memo) TargetsToCheck(placement uint64, reads map[int]CollectorRead, rem
 		for e := range m.unchecked {
 			candidates[e] = struct{}{}
 		}
-		for _, mv := range m.moved {
-			if m.picks[mv.e.name] == mv.e {
-				candidates[mv.e] = struct{}{}
+		if last.selectPass != m.selectPass { // the Targets this Select found written have not been looked at yet
+			for _, mv := range m.moved {
+				if m.picks[mv.e.name] == mv.e {
+					candidates[mv.e] = struct{}{}
+				}
 			}
 		}
 		for _, ordinal := range reread {
