@@ -29,6 +29,10 @@ type clusterMemory struct {
 	// pod: the cache may not show the operator's own writes yet, and a stale view must not write twice.
 	written map[string]writtenState
 	gates   map[string]configuredWrite
+	// unwrittenSince is since when this process has found each selected Target without an entry for the
+	// Cluster while on its way to its first collector (firstStatusWait runs from then); an entry goes once the
+	// Target's entry is written, or with the Target.
+	unwrittenSince map[string]seenAt
 	// refusingSince is since when each pod (by UID) has refused its configuration for reasons of its own:
 	// past the grace period it leaves placement (rejection.Track, rejection.Exclude).
 	refusingSince map[types.UID]time.Time

@@ -8,10 +8,10 @@ import (
 
 // nextLook is when the Cluster must be looked at again although nothing in the API changed: when a pod's
 // grace period ends, when a domain's waiting pods reach their startup timeout, when a failed target may be
-// restarted, when a handover wait times out or a repair falls due, soon while collectors still work off what
-// they were sent, or the collector polling backstop.
+// restarted, when a handover wait times out or a repair falls due, when a Target's first status that waited
+// is due, soon while collectors still work off what they were sent, or the collector polling backstop.
 func (r *Reconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pushed pushResults, nextRestart,
-	silenceEnds, domainBlocks time.Time) time.Duration {
+	silenceEnds, domainBlocks, firstStatusDue time.Time) time.Duration {
 	next := r.PollInterval
 	if anyStarting(runtimes, pushed) {
 		next = min(next, startingLook)
@@ -21,7 +21,8 @@ func (r *Reconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pu
 		next = min(next, applyingLook)
 	}
 	now := r.now()
-	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook, silenceEnds, domainBlocks} {
+	for _, at := range []time.Time{plan.availability.GraceEnds, nextRestart, pushed.decision.NextLook, silenceEnds, domainBlocks,
+		firstStatusDue} {
 		if !at.IsZero() {
 			next = min(next, max(at.Sub(now), 100*time.Millisecond))
 		}

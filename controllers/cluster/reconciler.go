@@ -136,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.followCollectors(ctx, &cluster, world, reachable)
 	r.memoryOf(req.NamespacedName).outputHealth = r.readOutputHealth(world, reachable)
 	nextRestart := r.restartFailedTargets(pushCtx, &cluster, world, runtimes, pushed)
-	statusBacklog, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
+	statuses, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
 	if err != nil {
 		return conflict.Retry(ctx, err)
 	}
@@ -155,8 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if gateErr != nil {
 		return ctrl.Result{}, gateErr
 	}
-	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName), world.domainBlockAt())
-	if statusBacklog {
+	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName), world.domainBlockAt(),
+		statuses.firstStatusDue)
+	if statuses.backlog {
 		next = min(next, conflict.RetryAfter) // the Target statuses left for the next reconcile
 	}
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),

@@ -30,14 +30,17 @@ import (
 // whether some were left for the next one: capping them keeps the next batches flowing to the collectors
 // when many targets change at once, and a target written later skips the states it went through meanwhile.
 func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
-	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (backlog bool, err error) {
+	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (pass statusPass, err error) {
 	now := metav1.NewTime(r.now())
 	// What this operator last wrote per Target of the Cluster, while the cache does not show it yet.
 	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	if memory.written == nil {
 		memory.written = map[string]writtenState{}
 	}
-	lastWritten := memory.written
+	if memory.unwrittenSince == nil {
+		memory.unwrittenSince = map[string]seenAt{}
+	}
+	lastWritten, unwritten := memory.written, memory.unwrittenSince
 	limit := targetStatusWritesPerReconcile
 	if len(pushed.applyingPods()) == 0 {
 		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
@@ -61,7 +64,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			continue
 		}
 		if len(writes) >= limit {
-			backlog = true
+			pass.backlog = true
 			continue
 		}
 		have, had := t.Status.ClusterStates[cluster.Name]
@@ -70,6 +73,9 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		if wrote && had && sameState(have, last.state) {
 			delete(lastWritten, t.Name) // the cache shows the write
 			wrote = false
+		}
+		if had || wrote {
+			delete(unwritten, t.Name)
 		}
 		if !selected {
 			if had {
@@ -87,8 +93,12 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			continue
 		}
 		listed.ForgetChecked()
-		if !had && !wrote && passing(want) && now.Sub(t.CreationTimestamp.Time) < firstStatusWait {
-			continue // a new target on its way to collecting: its first status says where it ended up
+		if !had && !wrote {
+			if due, wait := firstStatusDue(unwritten, t, want, now.Time); wait {
+				// On its way to its first collector: its first status says where it ended up.
+				pass.firstStatusDue = earliest(pass.firstStatusDue, due)
+				continue
+			}
 		}
 		if wrote && sameState(last.state, want) {
 			continue
@@ -96,17 +106,50 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		want.LastUpdated = now
 		writes = append(writes, targetStatusWrite{target: t, state: &want})
 	}
-	// Some Target written before may be gone.
+	// Some Target written or waited for before may be gone.
 	maps.DeleteFunc(lastWritten, func(name string, last writtenState) bool { return !memory.fleet.Lists(name, last.uid) })
+	maps.DeleteFunc(unwritten, func(name string, seen seenAt) bool { return !memory.fleet.Lists(name, seen.uid) })
 	done, err := r.patchTargetStates(ctx, cluster.Name, writes)
 	for _, wr := range done {
+		delete(unwritten, wr.target.Name)
 		if wr.state != nil {
 			lastWritten[wr.target.Name] = writtenState{uid: wr.target.UID, state: *wr.state}
 		} else {
 			delete(lastWritten, wr.target.Name)
 		}
 	}
-	return backlog, err
+	return pass, err
+}
+
+// statusPass is what writeTargetStatuses leaves for a later reconcile: whether Targets were left unwritten
+// by the bound on writes, and when the first of the Targets whose first status waits is due.
+type statusPass struct {
+	backlog        bool
+	firstStatusDue time.Time
+}
+
+// seenAt is when this process first found a Target (by UID: a Target made again under the same name is
+// another) in some state.
+type seenAt struct {
+	uid types.UID
+	at  time.Time
+}
+
+// firstStatusDue tells whether the first entry of a Target that has none waits: while it is on its way to
+// its first collector (onItsWay), for firstStatusWait from when this process first found it so, recorded in
+// unwritten. A Target that is not on its way, or has waited long enough, gets its entry at once.
+func firstStatusDue(unwritten map[string]seenAt, t *operatorv1alpha1.Target, want operatorv1alpha1.TargetClusterState,
+	now time.Time) (due time.Time, wait bool) {
+	if !onItsWay(want) {
+		return time.Time{}, false
+	}
+	seen, ok := unwritten[t.Name]
+	if !ok || seen.uid != t.UID {
+		seen = seenAt{uid: t.UID, at: now}
+		unwritten[t.Name] = seen
+	}
+	due = seen.at.Add(firstStatusWait)
+	return due, now.Before(due)
 }
 
 // writtenState is the entry last written to a Target (by UID: a Target made again under the same name is
@@ -144,16 +187,21 @@ const (
 // targetStatusWriters is how many Target status writes are under way at once.
 const targetStatusWriters = 8
 
-// firstStatusWait is how long a new Target's status may stay empty while it is on its way to collecting:
-// targets created in bulk then cost one status write each instead of two or three (Pending, starting,
-// collecting), which the client's rate limit would make the slowest part of their arrival. A target still
-// on its way after that shows where it waits.
+// firstStatusWait is how long a Target's status may stay without an entry for the Cluster while the Target
+// is on its way to its first collector, from when this process first found it so (not from its creation: an
+// operator installed or restarted over Targets made long before, or a Cluster created over them, takes them
+// the same way). Targets created in bulk, or taken at a cold start, then cost one status write each instead
+// of two or three (no pod ready yet, sent, starting, collecting), which the client's rate limit and the API
+// server's CPU would make the slowest part of their arrival. A target still on its way after that shows where
+// it waits.
 const firstStatusWait = 10 * time.Second
 
-// passing tells whether a target's state is one it normally leaves within moments: sent to its collector and
-// not started yet, or starting.
-func passing(st operatorv1alpha1.TargetClusterState) bool {
-	return (st.State == operatorv1alpha1.TargetPending && st.Message == notStartedYet) ||
+// onItsWay tells whether a target's state is one it normally leaves within moments on its way to its first
+// collector: no collector pod ready yet (a Cluster's pods starting), sent to its collector and not started
+// yet, or starting.
+func onItsWay(st operatorv1alpha1.TargetClusterState) bool {
+	return (st.State == operatorv1alpha1.TargetUnassigned && st.Message == noPodReady) ||
+		(st.State == operatorv1alpha1.TargetPending && st.Message == notStartedYet) ||
 		(st.State == operatorv1alpha1.TargetAssigned && !st.Collecting && st.Message == "starting")
 }
 
@@ -258,7 +306,7 @@ func unassignedReason(w *world, name string, plan placementPlan) string {
 	case len(w.desired) == 0:
 		return "the Cluster is scaled to zero"
 	case len(plan.result.Load) == 0:
-		return "no collector pod is ready"
+		return noPodReady
 	case slices.Contains(plan.result.Oversized, name):
 		return fmt.Sprintf("its weight %d is above podCapacity %d: no collector pod can take it", w.weights.Weight(name),
 			plan.result.Capacity)
@@ -267,6 +315,9 @@ func unassignedReason(w *world, name string, plan placementPlan) string {
 	}
 	return "every collector pod is at capacity"
 }
+
+// noPodReady is why a target of a Cluster none of whose pods is ready has no pod.
+const noPodReady = "no collector pod is ready"
 
 // notCollecting says why a target its collector runs delivers no telemetry; empty when it does.
 func notCollecting(st gnmic.TargetStatus) string {
