@@ -51,6 +51,8 @@ type clusterMemory struct {
 	// Outputs' and Inputs' statuses say, so that an operator restart announces nothing again.
 	outputHealth     outputHealth
 	failedComponents map[string]string
+	// failedMetricPods are the pods whose failed outputs and inputs the metrics show (fleetmetrics.SetFailedComponents).
+	failedMetricPods []string
 	// outputsKnownOnce is true once this operator knew the output and input states of some collector of the
 	// Cluster: until then the OutputsRunning condition in its status is what the operator before read, and
 	// stays as it is (an operator restart is no news of the outputs).

@@ -179,11 +179,11 @@ func (r *Reconciler) reportOutputHealth(cluster *operatorv1alpha1.Cluster, w *wo
 	if !h.watched {
 		return
 	}
-	setFailedComponentMetrics(cluster, h)
+	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
+	m.failedMetricPods = setFailedComponentMetrics(cluster, m.failedMetricPods, h)
 	if !h.known() {
 		return
 	}
-	m := r.memoryOf(client.ObjectKeyFromObject(cluster))
 	if m.failedComponents == nil {
 		m.failedComponents = announcedFailures(cluster.Name, w)
 	}
@@ -245,10 +245,9 @@ func announcedFailures(cluster string, w *world) map[string]string {
 	return out
 }
 
-// setFailedComponentMetrics sets the failed outputs and inputs of every pod whose state is known, and drops
-// the series of the Cluster's other pods.
-func setFailedComponentMetrics(cluster *operatorv1alpha1.Cluster, h outputHealth) {
-	fleetmetrics.ForgetPods(cluster.Namespace, cluster.Name)
+// setFailedComponentMetrics sets the failed outputs and inputs of every pod whose state is known, drops the
+// series of the pods in before (those it set last time) that are not among them, and gives the pods it set.
+func setFailedComponentMetrics(cluster *operatorv1alpha1.Cluster, before []string, h outputHealth) []string {
 	outputs, inputs := map[string]int{}, map[string]int{}
 	for _, f := range h.failures {
 		if f.kind == rejection.KindInput {
@@ -257,10 +256,7 @@ func setFailedComponentMetrics(cluster *operatorv1alpha1.Cluster, h outputHealth
 			outputs[f.pod]++
 		}
 	}
-	for _, pod := range h.pods {
-		fleetmetrics.FailedOutputs.WithLabelValues(cluster.Namespace, cluster.Name, pod).Set(float64(outputs[pod]))
-		fleetmetrics.FailedInputs.WithLabelValues(cluster.Namespace, cluster.Name, pod).Set(float64(inputs[pod]))
-	}
+	return fleetmetrics.SetFailedComponents(cluster.Namespace, cluster.Name, before, h.pods, outputs, inputs)
 }
 
 // objectNamed is the Output or Input of that kind and name, nil when the namespace has none.

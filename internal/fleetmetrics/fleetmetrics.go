@@ -5,6 +5,8 @@
 package fleetmetrics
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -95,9 +97,27 @@ func ForgetCluster(namespace, cluster string) {
 	ForgetPods(namespace, cluster)
 }
 
-// ForgetPods removes the per-pod series of a Cluster.
+// ForgetPods removes the per-pod series of a Cluster. It looks at every Cluster's series: a reconcile uses
+// SetFailedComponents, which touches its own.
 func ForgetPods(namespace, cluster string) {
 	for _, v := range []*prometheus.GaugeVec{FailedOutputs, FailedInputs} {
 		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "cluster": cluster})
 	}
+}
+
+// SetFailedComponents sets FailedOutputs and FailedInputs of each of a Cluster's pods (outputs and inputs
+// count the failed ones by pod; a pod missing from them has none), removes the series of the pods in before
+// that are not in pods, and gives the pods whose series it set: the before of the next call.
+func SetFailedComponents(namespace, cluster string, before, pods []string, outputs, inputs map[string]int) []string {
+	for _, pod := range before {
+		if !slices.Contains(pods, pod) {
+			FailedOutputs.DeleteLabelValues(namespace, cluster, pod)
+			FailedInputs.DeleteLabelValues(namespace, cluster, pod)
+		}
+	}
+	for _, pod := range pods {
+		FailedOutputs.WithLabelValues(namespace, cluster, pod).Set(float64(outputs[pod]))
+		FailedInputs.WithLabelValues(namespace, cluster, pod).Set(float64(inputs[pod]))
+	}
+	return slices.Clone(pods)
 }
