@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"time"
@@ -64,7 +63,7 @@ func (k *Keeper) OperatorSecret(ctx context.Context, cluster *operatorv1alpha1.C
 			data[caCertKey], data[caKeyKey] = ca.CertPEM, ca.KeyPEM
 			changed = true
 		}
-		if pki.NeedsRenewal(data[clientCertKey], now) || !signedBy(data[clientCertKey], data[caCertKey]) {
+		if pki.NeedsRenewal(data[clientCertKey], now) || !pki.SignedBy(data[clientCertKey], data[caCertKey]) {
 			ca := pki.KeyPair{CertPEM: data[caCertKey], KeyPEM: data[caKeyKey]}
 			pair, err := pki.NewClient(ca, "gnmic-operator", now, lifetime)
 			if err != nil {
@@ -89,7 +88,7 @@ func (k *Keeper) APITLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, 
 	now, lifetime := k.now(), certificateLifetime(cluster)
 	ca := pki.KeyPair{CertPEM: own[caCertKey], KeyPEM: own[caKeyKey]}
 	serving, err := k.ensureSecret(ctx, cluster, workload.APITLSSecretName(cluster), func(data map[string][]byte) (bool, error) {
-		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && signedBy(data[corev1.TLSCertKey], ca.CertPEM) {
+		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && pki.SignedBy(data[corev1.TLSCertKey], ca.CertPEM) {
 			return false, nil
 		}
 		svc := fmt.Sprintf("%s.%s.svc", cluster.Name, cluster.Namespace)
@@ -120,16 +119,3 @@ func certificateLifetime(cluster *operatorv1alpha1.Cluster) time.Duration {
 	return defaultCertificateLifetime
 }
 
-// signedBy is true when certPEM verifies against the CA in caPEM (a renewed CA invalidates what it signed).
-func signedBy(certPEM, caPEM []byte) bool {
-	cert, err := pki.ParseCert(certPEM)
-	if err != nil {
-		return false
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(caPEM) {
-		return false
-	}
-	_, err = cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
-	return err == nil
-}

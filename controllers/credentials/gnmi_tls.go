@@ -27,7 +27,7 @@ func (k *Keeper) GNMITLS(ctx context.Context, cluster *operatorv1alpha1.Cluster,
 	now, lifetime := k.now(), certificateLifetime(cluster)
 	ca := pki.KeyPair{CertPEM: own[caCertKey], KeyPEM: own[caKeyKey]}
 	if _, err := k.ensureSecret(ctx, cluster, server, func(data map[string][]byte) (bool, error) {
-		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && signedBy(data[corev1.TLSCertKey], ca.CertPEM) {
+		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && pki.SignedBy(data[corev1.TLSCertKey], ca.CertPEM) {
 			return false, nil
 		}
 		pair, err := pki.NewServer(ca, "gnmic gNMI server "+workload.GNMIServiceName(cluster)+"."+cluster.Namespace,
@@ -41,7 +41,7 @@ func (k *Keeper) GNMITLS(ctx context.Context, cluster *operatorv1alpha1.Cluster,
 		return err
 	}
 	_, err := k.ensureSecret(ctx, cluster, clientSecret, func(data map[string][]byte) (bool, error) {
-		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && signedBy(data[corev1.TLSCertKey], ca.CertPEM) {
+		if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && pki.SignedBy(data[corev1.TLSCertKey], ca.CertPEM) {
 			return false, nil
 		}
 		pair, err := pki.NewClient(ca, fmt.Sprintf("gnmi client of %s/%s", cluster.Namespace, cluster.Name), now, lifetime)

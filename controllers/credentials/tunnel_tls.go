@@ -24,7 +24,7 @@ func (k *Keeper) TunnelTLS(ctx context.Context, cluster *operatorv1alpha1.Cluste
 	ca := pki.KeyPair{CertPEM: own[caCertKey], KeyPEM: own[caKeyKey]}
 	keep := func(name string, issue func() (pki.KeyPair, error)) error {
 		_, err := k.ensureSecret(ctx, cluster, name, func(data map[string][]byte) (bool, error) {
-			if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && signedBy(data[corev1.TLSCertKey], ca.CertPEM) {
+			if !pki.NeedsRenewal(data[corev1.TLSCertKey], now) && pki.SignedBy(data[corev1.TLSCertKey], ca.CertPEM) {
 				return false, nil
 			}
 			pair, err := issue()

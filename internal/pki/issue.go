@@ -49,12 +49,12 @@ func NewClient(ca KeyPair, commonName string, now time.Time, lifetime time.Durat
 // NeedsRenewal is true when the certificate cannot be read, is not valid yet, or two thirds of its
 // lifetime have passed.
 func NeedsRenewal(certPEM []byte, now time.Time) bool {
-	cert, err := ParseCert(certPEM)
-	if err != nil {
+	v := validityOf(certPEM)
+	if !v.ok {
 		return true
 	}
-	renewAt := cert.NotBefore.Add(cert.NotAfter.Sub(cert.NotBefore) * 2 / 3)
-	return now.Before(cert.NotBefore) || !now.Before(renewAt)
+	renewAt := v.notBefore.Add(v.notAfter.Sub(v.notBefore) * 2 / 3)
+	return now.Before(v.notBefore) || !now.Before(renewAt)
 }
 
 // ParseCert reads the first certificate of a PEM block.
