@@ -162,7 +162,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Secrets that targets use are read through a content cache checked against the metadata watch.
 	r.credentials = &credentials.Keeper{Client: r.Client, Reader: credentials.NewSecretReader(r.APIReader, mgr.GetCache()),
 		Scheme: r.Scheme, Recorder: r.Recorder, Now: r.Now}
-	r.owned = owned.Writer{Client: r.Client, Live: r.APIReader, Scheme: r.Scheme}
+	r.owned = owned.Writer{Client: r.Client, Live: r.APIReader, Scheme: r.Scheme, Settled: &owned.Settled{}}
 	r.turns = soleReplica{}
 	if r.Sharding != nil {
 		r.turns = r.Sharding

@@ -10,9 +10,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -33,6 +35,66 @@ type Writer struct {
 	// Live reads the API server: an object that exists without the label is not in the cache.
 	Live   client.Reader
 	Scheme *runtime.Scheme
+	// Settled, when set, remembers the objects found holding what the operator wants, so that the same
+	// version of an object is not compared with the same want again (every reconcile ensures every object).
+	Settled *Settled
+}
+
+// Settled remembers, per owned object, the version last found holding everything the operator sets and the
+// desired hash it was compared with. The comparison (workload.Drift) depends only on the two, so an object
+// whose UID and resourceVersion are the same, compared with a want of the same hash, has not drifted. It holds
+// at most maxSettled objects and starts over when full (objects of deleted Clusters are not forgotten one by one).
+type Settled struct {
+	mu      sync.Mutex
+	objects map[settledKey]settledVersion
+}
+
+type settledKey struct {
+	kind      string
+	namespace string
+	name      string
+}
+
+type settledVersion struct {
+	uid             types.UID
+	resourceVersion string
+	hash            string
+}
+
+const maxSettled = 100_000
+
+// holds tells whether have was found holding a want of that hash before, in this very version.
+func (s *Settled) holds(kind string, have client.Object, hash string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.objects[settledKey{kind, have.GetNamespace(), have.GetName()}]
+	return ok && v.uid == have.GetUID() && v.resourceVersion == have.GetResourceVersion() && v.hash == hash
+}
+
+// note records that have holds a want of that hash; forget that it may not.
+func (s *Settled) note(kind string, have client.Object, hash string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.objects == nil || len(s.objects) >= maxSettled {
+		s.objects = map[settledKey]settledVersion{}
+	}
+	s.objects[settledKey{kind, have.GetNamespace(), have.GetName()}] = settledVersion{uid: have.GetUID(),
+		resourceVersion: have.GetResourceVersion(), hash: hash}
+}
+
+func (s *Settled) forget(kind string, have client.Object) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.objects, settledKey{kind, have.GetNamespace(), have.GetName()})
 }
 
 // Ensure creates want, controlled by owner, or updates the existing object through copySpec when what the
@@ -50,10 +112,15 @@ func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	if err != nil || created {
 		return err
 	}
-	drift := workload.Drift(have, want)
-	if len(drift) == 0 {
+	if w.Settled.holds(kind, have, hash) {
 		return nil
 	}
+	drift := workload.Drift(have, want)
+	if len(drift) == 0 {
+		w.Settled.note(kind, have, hash)
+		return nil
+	}
+	w.Settled.forget(kind, have)
 	logger := log.FromContext(ctx)
 	if have.GetAnnotations()[desiredHashAnnotation] == hash {
 		logger.Info("restoring what was changed by hand", "kind", kind, "name", want.GetName(), "fields", drift)
