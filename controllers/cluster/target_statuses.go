@@ -60,9 +60,6 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 	onPod := func(ordinal int) []string { return plan.onPod[ordinal] }
 	for listed := range memory.fleet.TargetsToCheck(plan.version, reads, remember, onPod) {
 		t, selected := listed.Target(), listed.Selected()
-		if remember && listed.Checked(plan.version, reads) {
-			continue
-		}
 		if len(writes) >= limit {
 			pass.backlog = true
 			continue
