@@ -181,8 +181,10 @@ const (
 	settledStatusWritesPerReconcile = 2000
 )
 
-// targetStatusWriters is how many Target status writes are under way at once.
-const targetStatusWriters = 8
+// targetStatusWriters is how many Target status writes are under way at once. With 8, the round trips to a
+// busy API server, not the client's rate limit, set the pace of a bulk arrival's statuses (make bench-bulk,
+// 5,000 Targets: every status right 16.0–16.6 s after the last create with 8, 11.8–12.4 s with 32).
+const targetStatusWriters = 32
 
 // firstStatusWait is how long a Target's status may stay without an entry for the Cluster while the Target
 // is on its way to its first collector, from when this process first found it so (not from its creation: an
