@@ -118,4 +118,3 @@ func certificateLifetime(cluster *operatorv1alpha1.Cluster) time.Duration {
 	}
 	return defaultCertificateLifetime
 }
-
