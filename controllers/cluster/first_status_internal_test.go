@@ -46,9 +46,9 @@ func TestFirstStatusWaitsFromWhenThisProcessFirstFoundTheTargetOnItsWay(t *testi
 			for k, v := range tc.seen {
 				seen[k] = v
 			}
-			due, wait := firstStatusDue(seen, target, tc.want, now)
+			due, wait := trackFirstStatusWait(seen, target, tc.want, now)
 			if wait != tc.wait || !due.Equal(tc.due) {
-				t.Errorf("firstStatusDue = %v, %v; want %v, %v", due, wait, tc.due, tc.wait)
+				t.Errorf("trackFirstStatusWait = %v, %v; want %v, %v", due, wait, tc.due, tc.wait)
 			}
 			got, ok := seen["r1"]
 			switch {

@@ -75,6 +75,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			delete(unwritten, t.Name)
 		}
 		if !selected {
+			delete(unwritten, t.Name)
 			if had {
 				writes = append(writes, targetStatusWrite{target: t})
 			} else if !wrote {
@@ -91,7 +92,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		}
 		listed.ForgetChecked()
 		if !had && !wrote {
-			if due, wait := firstStatusDue(unwritten, t, want, now.Time); wait {
+			if due, wait := trackFirstStatusWait(unwritten, t, want, now.Time); wait {
 				// On its way to its first collector: its first status says where it ended up.
 				pass.firstStatusDue = earliest(pass.firstStatusDue, due)
 				continue
@@ -132,10 +133,11 @@ type seenAt struct {
 	at  time.Time
 }
 
-// firstStatusDue tells whether the first entry of a Target that has none waits: while it is on its way to
-// its first collector (onItsWay), for firstStatusWait from when this process first found it so, recorded in
-// unwritten. A Target that is not on its way, or has waited long enough, gets its entry at once.
-func firstStatusDue(unwritten map[string]seenAt, t *operatorv1alpha1.Target, want operatorv1alpha1.TargetClusterState,
+// trackFirstStatusWait records in unwritten since when this process has found a Target without an entry on
+// its way to its first collector (onItsWay), and tells whether its first entry still waits (for
+// firstStatusWait from then) and until when. A Target that is not on its way, or has waited long enough, gets
+// its entry at once.
+func trackFirstStatusWait(unwritten map[string]seenAt, t *operatorv1alpha1.Target, want operatorv1alpha1.TargetClusterState,
 	now time.Time) (due time.Time, wait bool) {
 	if !onItsWay(want) {
 		return time.Time{}, false
