@@ -339,7 +339,14 @@ var _ = Describe("The push endpoint's metrics", func() {
 			g.Expect(postsSeries(g, ns, "cmdb")).To(And(HaveKeyWithValue("applied", 0.0), HaveKeyWithValue("unauthenticated", 0.0)))
 		}).Should(Succeed())
 
-		code, answer := post(replicas[0], "/targetsources/"+ns+"/cmdb", "[]", map[string]string{"Authorization": "Bearer x"})
+		// The series are made by whichever replica's informer sees the TargetSource first; replicas[0] answers
+		// 404 until its own cache has it (a 404 is counted without the TargetSource's labels).
+		var code int
+		var answer string
+		Eventually(func() int {
+			code, answer = post(replicas[0], "/targetsources/"+ns+"/cmdb", "[]", map[string]string{"Authorization": "Bearer x"})
+			return code
+		}).ShouldNot(Equal(404))
 		Expect(code).To(Equal(401), answer)
 		Expect(answer).To(ContainSubstring(`"unauthenticated"`), "a missing Secret is not told to the sender")
 		Eventually(func(g Gomega) { g.Expect(postsSeries(g, ns, "cmdb")).To(HaveKeyWithValue("unauthenticated", 1.0)) }).Should(Succeed())
