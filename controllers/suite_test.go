@@ -197,6 +197,9 @@ func startOperatorPolling(poll time.Duration, configure ...func(*cluster.Reconci
 		Recorder:     mgr.GetEventRecorderFor("gnmic-operator"),
 		Dialer:       &collector.PodIPDialer{HTTP: collector.DefaultHTTPClient()},
 		PollInterval: poll,
+		// As the shipped operator's default (--max-concurrent-reconciles): one slow Cluster left by an
+		// earlier spec holds back no other.
+		MaxConcurrentReconciles: 4,
 	}
 	for _, c := range configure {
 		c(r)
