@@ -18,6 +18,8 @@ func TestFirstStatusWaitsFromWhenThisProcessFirstFoundTheTargetOnItsWay(t *testi
 	noPod := operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned, Message: noPodReady}
 	sent := operatorv1alpha1.TargetClusterState{Pod: "c-0", State: operatorv1alpha1.TargetPending, Message: notStartedYet}
 	starting := operatorv1alpha1.TargetClusterState{Pod: "c-0", State: operatorv1alpha1.TargetAssigned, Message: "starting"}
+	handedOver := operatorv1alpha1.TargetClusterState{Pod: "c-1", State: operatorv1alpha1.TargetPending,
+		Message: waitingForPreviousPod}
 	collecting := operatorv1alpha1.TargetClusterState{Pod: "c-0", State: operatorv1alpha1.TargetAssigned, Collecting: true}
 	full := operatorv1alpha1.TargetClusterState{State: operatorv1alpha1.TargetUnassigned, Message: "every collector pod is at capacity"}
 	unreachable := operatorv1alpha1.TargetClusterState{Pod: "c-0", State: operatorv1alpha1.TargetPending,
@@ -37,6 +39,9 @@ func TestFirstStatusWaitsFromWhenThisProcessFirstFoundTheTargetOnItsWay(t *testi
 			false, now, now.Add(-firstStatusWait)},
 		{"a Target made again under the same name starts over",
 			map[string]seenAt{"r1": {uid: "u0", at: now.Add(-time.Minute)}}, sent, true, now.Add(firstStatusWait), now},
+		{"handed to a pod that became ready after the first took it, found on its way 2 s ago",
+			map[string]seenAt{"r1": {uid: "u1", at: now.Add(-2 * time.Second)}}, handedOver, true,
+			now.Add(8 * time.Second), now.Add(-2 * time.Second)},
 		{"collecting", nil, collecting, false, time.Time{}, time.Time{}},
 		{"every pod full", nil, full, false, time.Time{}, time.Time{}},
 		{"its pod unreachable", map[string]seenAt{}, unreachable, false, time.Time{}, time.Time{}},

@@ -46,7 +46,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 	for _, wr := range written {
 		delete(unwritten, wr.target.Name)
 		if wr.state != nil {
-			lastWritten[wr.target.Name] = writtenState{uid: wr.target.UID, state: *wr.state}
+			lastWritten[wr.target.Name] = writtenState{uid: wr.target.UID, state: *wr.state, over: wr.target.ResourceVersion}
 		} else {
 			delete(lastWritten, wr.target.Name)
 		}
@@ -88,9 +88,14 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		if had || wrote {
 			delete(unwritten, t.Name)
 		}
+		// Until the cache shows this operator's last write, a write would meet a conflict (it is locked on the
+		// resourceVersion the cache shows): the Target waits for the next reconcile.
+		unseen := wrote && t.ResourceVersion == last.over
 		if !selected {
 			delete(unwritten, t.Name)
-			if had {
+			if unseen {
+				pass.backlog = true
+			} else if had {
 				writes = append(writes, targetStatusWrite{target: t})
 			} else if !wrote {
 				listed.NoteChecked(fleetmemo.StatusKey{})
@@ -113,6 +118,10 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			}
 		}
 		if wrote && sameState(last.state, want) {
+			continue
+		}
+		if unseen {
+			pass.backlog = true
 			continue
 		}
 		want.LastUpdated = now
@@ -176,6 +185,9 @@ func trackFirstStatusWait(unwritten map[string]seenAt, t *operatorv1alpha1.Targe
 type writtenState struct {
 	uid   types.UID
 	state operatorv1alpha1.TargetClusterState
+	// over is the resourceVersion the write was locked on: while the cache shows it, the cache does not show
+	// the write, and another write would meet a conflict.
+	over string
 }
 
 // statusKey is what a selected target's entry is worked out from besides its name: the placement, and the last
@@ -216,11 +228,12 @@ const targetStatusWriters = 16
 const firstStatusWait = 10 * time.Second
 
 // onItsWay tells whether a target's state is one it normally leaves within moments on its way to its first
-// collector: no collector pod ready yet (a Cluster's pods starting), sent to its collector and not started
-// yet, or starting.
+// collector: no collector pod ready yet (a Cluster's pods starting), handed from one pod to another (a pod
+// that became ready after the first took it: the Cluster's pods starting one after another), sent to its
+// collector and not started yet, or starting.
 func onItsWay(st operatorv1alpha1.TargetClusterState) bool {
 	return (st.State == operatorv1alpha1.TargetUnassigned && st.Message == noPodReady) ||
-		(st.State == operatorv1alpha1.TargetPending && st.Message == notStartedYet) ||
+		(st.State == operatorv1alpha1.TargetPending && (st.Message == notStartedYet || st.Message == waitingForPreviousPod)) ||
 		(st.State == operatorv1alpha1.TargetAssigned && !st.Collecting && st.Message == "starting")
 }
 
@@ -393,7 +406,7 @@ func pendingReason(name string, pp *podPush, rt collector.Runtime) string {
 	case !rt.Known:
 		return "its collector's state could not be read"
 	case slices.Contains(pp.step.Waiting, name):
-		return "waiting for its previous collector pod to drop it"
+		return waitingForPreviousPod
 	case slices.Contains(pp.step.Repaired, name):
 		return "dropped by its collector; sent again"
 	}
@@ -402,6 +415,9 @@ func pendingReason(name string, pp *podPush, rt collector.Runtime) string {
 
 // notStartedYet is why a target its collector acknowledged is not listed by it yet.
 const notStartedYet = "not started by its collector yet"
+
+// waitingForPreviousPod is why a target handed over between two pods is not sent to the new one yet.
+const waitingForPreviousPod = "waiting for its previous collector pod to drop it"
 
 func cmpOr(s, fallback string) string {
 	if s == "" {
