@@ -29,9 +29,6 @@ type clusterMemory struct {
 	// pod: the cache may not show the operator's own writes yet, and a stale view must not write twice.
 	written map[string]writtenState
 	gates   map[string]configuredWrite
-	// statuses writes the Target statuses in the background (status_writer.go): the one part of the memory
-	// that lives on between reconciles, with a lock of its own.
-	statuses statusWriter
 	// unwrittenSince is since when this process has found each selected Target without an entry for the
 	// Cluster while on its way to its first collector (firstStatusWait runs from then); an entry goes once the
 	// Target's entry is written, or with the Target.

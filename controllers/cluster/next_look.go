@@ -34,6 +34,10 @@ func (r *Reconciler) nextLook(plan placementPlan, runtimes collectorRuntimes, pu
 // collector event wakes it first.
 const applyingLook = time.Second
 
+// cacheBehindLook is how soon a Cluster is looked at again when a Target's entry changed before the cache
+// showed the operator's last write of it.
+const cacheBehindLook = time.Second
+
 // startingLook is how soon a Cluster with targets still starting is looked at again when no collector event
 // wakes it first.
 const startingLook = 5 * time.Second

@@ -160,6 +160,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if statuses.backlog {
 		next = min(next, conflict.RetryAfter) // the Target statuses left for the next reconcile
 	}
+	if statuses.cacheBehind {
+		// Not sooner: a burst of writes leaves many Targets so, and a Target's status change wakes nothing.
+		next = min(next, cacheBehindLook)
+	}
 	logger.V(1).Info("reconciled", "targets", len(world.selection.Targets), "unassigned", len(plan.result.Unassigned),
 		"moves", len(plan.result.Moves), "requeueAfter", next)
 	return ctrl.Result{RequeueAfter: next}, nil

@@ -33,13 +33,9 @@ type remembered struct {
 	nodes nodeLosses
 }
 
-// forget drops everything the reconciler remembers of a Cluster, and its metrics. The Target status writes
-// still under way for it are cancelled and waited for first: none lands after (on a deleted Cluster's
-// entries being removed, or under another replica that took it over).
+// forget drops everything the reconciler remembers of a Cluster, and its metrics.
 func (r *Reconciler) forget(cluster types.NamespacedName) {
-	if m, held := r.memories.LoadAndDelete(cluster); held {
-		m.(*clusterMemory).statuses.stop()
-	}
+	r.memories.Delete(cluster)
 	r.ledger.ForgetCluster(cluster)
 	r.streams.Forget(cluster)
 	r.credentials.Forget(cluster)

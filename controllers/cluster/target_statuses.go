@@ -25,11 +25,10 @@ import (
 // whether it does, writing only the Targets whose entry changed, and removes the entry from Targets the
 // Cluster no longer selects.
 //
-// The writes go to the Cluster's statusWriter, which makes them in the background, targetStatusWriters at a
-// time, so that the client's rate limit, not the round trips, sets their pace, and so that the next reconcile
-// pushes to the collectors meanwhile. A batch holds at most statusWritesPerBatch writes; while one runs, a
-// pass starts none, and the batch's end wakes the Cluster for the rest. A target written later skips the
-// states it went through meanwhile. The error returned is the first failure of the batch before.
+// The writes go out targetStatusWriters at a time, so that the client's rate limit, not the round trips,
+// sets their pace. At most targetStatusWritesPerReconcile Targets are written per reconcile; the result says
+// whether some were left for the next one: capping them keeps the next batches flowing to the collectors
+// when many targets change at once, and a target written later skips the states it went through meanwhile.
 func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world,
 	plan placementPlan, runtimes collectorRuntimes, pushed pushResults) (pass statusPass, err error) {
 	now := metav1.NewTime(r.now())
@@ -42,22 +41,9 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		memory.unwrittenSince = map[string]seenAt{}
 	}
 	lastWritten, unwritten := memory.written, memory.unwrittenSince
-	written, failed, busy := memory.statuses.take()
-	for _, wr := range written {
-		delete(unwritten, wr.target.Name)
-		if wr.state != nil {
-			lastWritten[wr.target.Name] = writtenState{uid: wr.target.UID, state: *wr.state, over: wr.target.ResourceVersion}
-		} else {
-			delete(lastWritten, wr.target.Name)
-		}
-	}
-	if busy {
-		// The running batch's end wakes the Cluster, and the pass then finds what is left to write; working it
-		// out now would be thrown away (a bulk arrival's reconciles come faster than its batches end).
-		if !memory.statuses.later() {
-			pass.backlog = true // it ended meanwhile
-		}
-		return pass, failed
+	limit := targetStatusWritesPerReconcile
+	if len(pushed.applyingPods()) == 0 {
+		limit = settledStatusWritesPerReconcile // no collector waits for the next batch: statuses go first
 	}
 	// A Target whose status was found right is right still while its entry is worked out from the same placement
 	// and the same read of its pod's collector (fleetmemo.StatusKey), except on a Cluster that weighs by
@@ -74,7 +60,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 	onPod := func(ordinal int) []string { return plan.onPod[ordinal] }
 	for listed := range memory.fleet.TargetsToCheck(plan.version, reads, remember, onPod) {
 		t, selected := listed.Target(), listed.Selected()
-		if len(writes) >= statusWritesPerBatch {
+		if len(writes) >= limit {
 			pass.backlog = true
 			continue
 		}
@@ -94,7 +80,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 		if !selected {
 			delete(unwritten, t.Name)
 			if unseen {
-				pass.backlog = true
+				pass.cacheBehind = true
 			} else if had {
 				writes = append(writes, targetStatusWrite{target: t})
 			} else if !wrote {
@@ -121,7 +107,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			continue
 		}
 		if unseen {
-			pass.backlog = true
+			pass.cacheBehind = true
 			continue
 		}
 		want.LastUpdated = now
@@ -130,29 +116,26 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 	// Some Target written or waited for before may be gone.
 	maps.DeleteFunc(lastWritten, func(name string, last writtenState) bool { return !memory.fleet.Lists(name, last.uid) })
 	maps.DeleteFunc(unwritten, func(name string, seen seenAt) bool { return !memory.fleet.Lists(name, seen.uid) })
-	if len(writes) == 0 {
-		return pass, failed
+	done, err := r.patchTargetStates(ctx, cluster.Name, writes)
+	for _, wr := range done {
+		delete(unwritten, wr.target.Name)
+		if wr.state != nil {
+			lastWritten[wr.target.Name] = writtenState{uid: wr.target.UID, state: *wr.state, over: wr.target.ResourceVersion}
+		} else {
+			delete(lastWritten, wr.target.Name)
+		}
 	}
-	key := client.ObjectKeyFromObject(cluster)
-	write := func(ctx context.Context, writes []targetStatusWrite) ([]targetStatusWrite, error) {
-		return r.patchTargetStates(ctx, cluster.Name, writes)
-	}
-	started := memory.statuses.start(ctx, writes, write, func() { r.wakes.soon(key) })
-	if (!started || pass.backlog) && !memory.statuses.later() {
-		// The batch that kept these writes back ended meanwhile: the next reconcile starts them.
-		pass.backlog = true
-	} else {
-		pass.backlog = false // the batch's end wakes the Cluster
-	}
-	return pass, failed
+	return pass, err
 }
 
 // statusPass is what writeTargetStatuses leaves for a later reconcile: whether Targets were left unwritten
-// with no batch running whose end wakes the Cluster, and when the first of the Targets whose first status
-// waits is due.
+// by the bound on writes, and when the first of the Targets whose first status waits is due.
 type statusPass struct {
 	backlog        bool
 	firstStatusDue time.Time
+	// cacheBehind is true when some Target's entry changed again before the cache showed this operator's last
+	// write of it: a look soon writes it, once the cache shows the write.
+	cacheBehind bool
 }
 
 // seenAt is when this process first found a Target (by UID: a Target made again under the same name is
@@ -206,17 +189,19 @@ func rememberable(st operatorv1alpha1.TargetClusterState) bool {
 	return st.State != operatorv1alpha1.TargetPending && st.State != operatorv1alpha1.TargetSkipped
 }
 
-// statusWritesPerBatch bounds the Target status writes of one batch of the Cluster's statusWriter: about five
-// seconds of the default client rate limit. A target whose state changes while a batch runs waits for the
-// batch's end, so a larger batch shows fewer states of a bulk arrival, later.
-const statusWritesPerBatch = 1000
+// targetStatusWritesPerReconcile bounds the Target status writes of one reconcile while collectors still
+// work off their changes (see writeTargetStatuses): about a second of the default client rate limit.
+// settledStatusWritesPerReconcile bounds them once every collector runs what it was sent: about ten
+// seconds' worth, since the reconcile has nothing more urgent to do.
+const (
+	targetStatusWritesPerReconcile  = 200
+	settledStatusWritesPerReconcile = 2000
+)
 
-// targetStatusWriters is how many of a Cluster's Target status writes are under way at once. The batches run
-// beside the reconciles, whose own requests (the Cluster's status, the readiness gates) queue behind them at
-// the API server: with 32, a bulk arrival's last targets were collected 6–9 s after the last create instead of
-// 3–4 s; with 8, the statuses were right 10.6 s after it; with 16, 6.3–7.2 s, collection not later (make
-// bench-bulk, 5,000 Targets onto 10 pods; docs/fleet.md).
-const targetStatusWriters = 16
+// targetStatusWriters is how many Target status writes are under way at once. With 8, the round trips to a
+// busy API server, not the client's rate limit, set the pace of a bulk arrival's statuses (make bench-bulk,
+// 5,000 Targets: every status right 16.0–16.6 s after the last create with 8, 11.8–12.4 s with 32).
+const targetStatusWriters = 32
 
 // firstStatusWait is how long a Target's status may stay without an entry for the Cluster while the Target
 // is on its way to its first collector, from when this process first found it so (not from its creation: an
