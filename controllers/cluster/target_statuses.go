@@ -75,7 +75,7 @@ func (r *Reconciler) writeTargetStatuses(ctx context.Context, cluster *operatorv
 			delete(unwritten, t.Name)
 		}
 		// Until the cache shows this operator's last write, a write would meet a conflict (it is locked on the
-		// resourceVersion the cache shows): the Target waits for the next reconcile.
+		// resourceVersion the cache shows): the Target waits for the cache, looked at again in cacheBehindLook.
 		unseen := wrote && t.ResourceVersion == last.over
 		if !selected {
 			delete(unwritten, t.Name)
