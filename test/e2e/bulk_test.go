@@ -36,6 +36,10 @@ type bulkResult struct {
 	Applies      int `json:"applies"`
 	LargestApply int `json:"largestApplyTargetChanges"`
 	Dropped      int `json:"droppedTargetChanges"`
+	// StatusWrites counts the Targets' modifications (their status writes) until every status was right;
+	// ClusterReconciles the leader's reconciles of Clusters over the same span.
+	StatusWrites      int `json:"targetStatusWrites"`
+	ClusterReconciles int `json:"clusterReconciles"`
 	collectionFigures
 }
 
@@ -57,6 +61,7 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		apiServer := cp.PIDs()["kube-apiserver"]
 		apiServerBefore, err := harness.ProcessCPU(apiServer)
 		Expect(err).NotTo(HaveOccurred())
+		reconcilesBefore := leaderClusterReconciles()
 		// With E2E_CPU_PROFILE, the arrival's first 30 s of operator CPU.
 		profiled := cpuProfile(30)
 		statuses := watchStatuses(fleet.Namespace, fleet.Cluster, targets)
@@ -72,6 +77,8 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		collected := time.Since(lastCreate)
 
 		statusDone := max(0, statuses.wait(10*time.Minute).Sub(lastCreate))
+		statusWrites := statuses.modifications()
+		reconciles := leaderClusterReconciles() - reconcilesBefore
 		cpuAfter, err := cp.OperatorCPU()
 		Expect(err).NotTo(HaveOccurred())
 		apiServerAfter, err := harness.ProcessCPU(apiServer)
@@ -88,6 +95,8 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 			APIServerCPUSeconds:      (apiServerAfter - apiServerBefore).Round(100 * time.Millisecond).Seconds(),
 			collectionFigures:        figures,
 			OperatorCPUByPod:         map[string]float64{},
+			StatusWrites:             statusWrites,
+			ClusterReconciles:        reconciles,
 		}
 		for pod, a := range cpuAfter {
 			one := map[string]harness.ProcessTime{pod: a}
@@ -109,6 +118,15 @@ var _ = Describe("Bulk arrival: thousands of Targets created at once", Ordered, 
 		Expect(figures.MaxDuplicated).To(BeZero(), "a target was on two collectors")
 	})
 })
+
+// leaderClusterReconciles is how many reconciles of Clusters the operator's leader has made so far.
+func leaderClusterReconciles() int {
+	lease, err := cp.OperatorLeader(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	text, err := cp.OperatorMetrics(ctx, lease.Pod)
+	Expect(err).NotTo(HaveOccurred())
+	return int(clusterReconciles(text))
+}
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

@@ -33,6 +33,8 @@ type statusWatch struct {
 	allRight chan struct{}
 	at       time.Time
 	err      error
+	// modified counts the Targets' modifications seen (their status writes, when nothing else writes them).
+	modified int
 }
 
 // watchStatuses starts following the Target statuses of namespace for cluster until n of them are Assigned
@@ -86,6 +88,9 @@ func (s *statusWatch) follow(ctx context.Context, wc client.WithWatch, namespace
 		s.mu.Lock()
 		switch ev.Type {
 		case watch.Added, watch.Modified: // a Bookmark carries no Target
+			if ev.Type == watch.Modified {
+				s.modified++
+			}
 			s.see(t)
 		case watch.Deleted:
 			delete(s.right, t.Name)
@@ -107,6 +112,13 @@ func (s *statusWatch) see(t *operatorv1alpha1.Target) {
 		s.at = time.Now()
 		close(s.allRight)
 	}
+}
+
+// modifications are how many modifications of the namespace's Targets the watch has seen so far.
+func (s *statusWatch) modifications() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modified
 }
 
 // wait waits up to timeout for n Targets to be right at once, stops the watch and gives when they were.
