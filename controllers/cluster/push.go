@@ -260,10 +260,17 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 	} else {
 		key.Send, key.Update = fleet.Names(pp.step.Send), fleet.Names(pp.step.Update)
 	}
+	var (
+		encoded gnmic.Encoded // the step's encoding, when it was made now: the push sends it as is
+		made    bool
+	)
 	cfg, hash, err := fleet.Step(pp.step.Ordinal, key, func() (gnmic.Config, string, error) {
-		cfg := stepConfig(pc, pp.step)
-		hash, err := w.fingerprint(cfg)
-		return cfg, hash, err
+		e, err := gnmic.Encode(stepConfig(pc, pp.step))
+		if err != nil {
+			return gnmic.Config{}, "", err
+		}
+		encoded, made = e, true
+		return e.Config, e.Fingerprint(w.fingerprintKey), nil
 	})
 	if err != nil {
 		pp.err = fmt.Errorf("fingerprint configuration: %w", err)
@@ -280,9 +287,12 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 		return
 	}
 	client, err := r.Dialer.Client(cluster, pp.pod, w.clientTLS())
+	if err == nil && !made { // a remembered step whose last push failed: encode it again
+		encoded, err = gnmic.Encode(cfg)
+	}
 	if err == nil {
 		started := time.Now()
-		err = client.Apply(ctx, cfg)
+		err = client.ApplyEncoded(ctx, encoded)
 		fleetmetrics.PushDuration.WithLabelValues(pushResult(err)).Observe(time.Since(started).Seconds())
 	}
 	if err != nil {

@@ -20,17 +20,23 @@ import (
 // *StatusError. Errors never quote the request body, which holds
 // credentials.
 func (c *Client) Apply(ctx context.Context, cfg Config) error {
-	if err := c.apply(ctx, cfg); err != nil {
+	e, err := Encode(cfg)
+	if err != nil {
+		return fmt.Errorf("apply config to %s: %w", c.base, err)
+	}
+	return c.ApplyEncoded(ctx, e)
+}
+
+// ApplyEncoded is Apply of e.Config, sending the body e holds.
+func (c *Client) ApplyEncoded(ctx context.Context, e Encoded) error {
+	if err := c.apply(ctx, e.body); err != nil {
 		return fmt.Errorf("apply config to %s: %w", c.base, err)
 	}
 	return nil
 }
 
-func (c *Client) apply(ctx context.Context, cfg Config) error {
-	body, err := cfg.body()
-	if err != nil {
-		return err
-	}
+func (c *Client) apply(ctx context.Context, body []byte) error {
+	var err error
 	header := http.Header{"Content-Type": {"application/json"}}
 	if c.gzipApply {
 		if body, err = gzipBytes(body); err != nil {

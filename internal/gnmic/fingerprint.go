@@ -31,13 +31,35 @@ func (c Config) Hash() (string, error) {
 // about the credentials it covers, and two keys give unrelated fingerprints of
 // one configuration.
 func (c Config) Fingerprint(key []byte) (string, error) {
-	body, err := c.body()
+	e, err := Encode(c)
 	if err != nil {
 		return "", err
 	}
+	return e.Fingerprint(key), nil
+}
+
+// Encoded is a configuration with its apply request body, encoded once: a
+// caller that fingerprints a configuration and then pushes it encodes it once
+// (ApplyEncoded), and what was fingerprinted is exactly what is sent.
+type Encoded struct {
+	Config Config
+	body   []byte
+}
+
+// Encode encodes c as Apply sends it: the JSON encoding of c.Normalize().
+func Encode(c Config) (Encoded, error) {
+	body, err := c.body()
+	if err != nil {
+		return Encoded{}, err
+	}
+	return Encoded{Config: c, body: body}, nil
+}
+
+// Fingerprint is Config.Fingerprint of e.Config, from the encoding e holds.
+func (e Encoded) Fingerprint(key []byte) string {
 	mac := hmac.New(sha256.New, key)
-	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil)), nil
+	mac.Write(e.body)
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // body is the apply request body: the JSON encoding of c.Normalize().
