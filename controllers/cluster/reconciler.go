@@ -136,15 +136,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.followCollectors(ctx, &cluster, world, reachable)
 	r.memoryOf(req.NamespacedName).outputHealth = r.readOutputHealth(world, reachable)
 	nextRestart := r.restartFailedTargets(pushCtx, &cluster, world, runtimes, pushed)
-	statuses, err := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
-	if err != nil {
-		return conflict.Retry(ctx, err)
-	}
+	// The Cluster's and its Pipelines' reports do not depend on the Target statuses: a Target whose write
+	// failed (a conflict, a refusal) holds them back no more than the other Targets' writes, and its error is
+	// returned after them.
+	statuses, statusErr := r.writeTargetStatuses(ctx, &cluster, world, plan, runtimes, pushed)
 	if err := r.reportStatus(ctx, &cluster, world, plan, pushed); err != nil {
 		return conflict.Retry(ctx, err)
 	}
 	if err := r.reportPipelines(ctx, &cluster, world); err != nil {
 		return conflict.Retry(ctx, err)
+	}
+	if statusErr != nil {
+		return conflict.Retry(ctx, statusErr)
 	}
 
 	if failed := pushed.failedPods(); len(failed) > 0 {
