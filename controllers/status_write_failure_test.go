@@ -36,7 +36,7 @@ var _ = Describe("A Target status write that fails", func() {
 			return running
 		}).WithTimeout(30 * time.Second).Should(ContainElement(refused))
 		Consistently(func() operatorv1alpha1.TargetClusterState { return f.clusterStates()[refused] }).
-			WithTimeout(3 * time.Second).Should(BeZero(), "the refused Target's status")
+			WithTimeout(3*time.Second).Should(BeZero(), "the refused Target's status")
 
 		f.addTargets(3, 2)
 		Eventually(func(g Gomega) {
