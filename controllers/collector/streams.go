@@ -190,7 +190,7 @@ func (s *Streams) follow(ctx context.Context, w *streamWatcher, pod *corev1.Pod,
 		began := time.Now()
 		c, err := open(pod)
 		if err == nil {
-			err = c.WatchTargets(ctx, func(gnmic.TargetEvent) {
+			err = c.WatchTargetChanges(ctx, func() {
 				note(true, true)
 				s.changed(cluster)
 			}, gnmic.OnConnected(func() { note(true, true) }), gnmic.OnAlive(func() { note(true, false) }))

@@ -154,3 +154,48 @@ func TestWatchComponentsDeliversOutputStatesWithTheirFailures(t *testing.T) {
 		t.Fatalf("event after the removal = %+v, want the delete of proto", ev)
 	}
 }
+
+// WatchTargetChanges announces every event of the stream, the snapshot's included, without decoding them, and
+// ends as WatchTargets does.
+func TestWatchTargetChangesAnnouncesEveryEvent(t *testing.T) {
+	collector := fakecollector.StartForTest(t)
+	client := newClient(t, collector.URL())
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	if err := client.Apply(ctx, twoRouters()); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan struct{}, 100)
+	connected := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- client.WatchTargetChanges(ctx, func() { changes <- struct{}{} }, gnmic.OnConnected(func() { close(connected) }))
+	}()
+	<-connected
+	expectChanges := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			select {
+			case <-changes:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%d changes announced, want %d", i, n)
+			}
+		}
+	}
+	expectChanges(2) // the snapshot: one create per target
+	cfg := twoRouters()
+	delete(cfg.Targets, "ns/r1")
+	if err := client.Apply(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	expectChanges(1) // the delete
+	select {
+	case <-changes:
+		t.Fatal("a change announced beyond the stream's events")
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("WatchTargetChanges after cancel = %v, want context.Canceled", err)
+	}
+}

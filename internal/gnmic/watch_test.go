@@ -23,7 +23,7 @@ func TestReadEventsParsesTheEventStreamFormat(t *testing.T) {
 	}, "\n")
 	var events []TargetEvent
 	alive := 0
-	err := readEvents(strings.NewReader(stream), func(ev TargetEvent) { events = append(events, ev) }, func() { alive++ })
+	err := readEvents(strings.NewReader(stream), decodeEach(func(ev TargetEvent) { events = append(events, ev) }), func() { alive++ })
 	if !errors.Is(err, ErrStreamClosed) {
 		t.Fatalf("err = %v, want ErrStreamClosed at the end of the stream", err)
 	}
@@ -42,7 +42,7 @@ func TestReadEventsParsesTheEventStreamFormat(t *testing.T) {
 }
 
 func TestReadEventsFailsOnAMalformedEvent(t *testing.T) {
-	err := readEvents(strings.NewReader("data: {nope\n\n"), func(TargetEvent) { t.Error("called") }, func() {})
+	err := readEvents(strings.NewReader("data: {nope\n\n"), decodeEach(func(TargetEvent) { t.Error("called") }), func() {})
 	if err == nil || errors.Is(err, ErrStreamClosed) {
 		t.Fatalf("err = %v, want a decode error", err)
 	}
@@ -52,7 +52,7 @@ func TestReadEventsAcceptsLongLines(t *testing.T) {
 	long := strings.Repeat("x", 200<<10)
 	stream := `data: {"name":"` + long + `"}` + "\n\n"
 	var got string
-	_ = readEvents(strings.NewReader(stream), func(ev TargetEvent) { got = ev.Name }, func() {})
+	_ = readEvents(strings.NewReader(stream), decodeEach(func(ev TargetEvent) { got = ev.Name }), func() {})
 	if got != long {
 		t.Fatalf("long event lost (%d bytes)", len(got))
 	}
