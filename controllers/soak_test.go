@@ -43,12 +43,13 @@ var _ = Describe("Soak: an hour of churn with TLS on", func() {
 		}
 		sampleEvery := max(duration/60, 10*time.Second)
 
-		// What the test keeps must not grow with the hours: the operator's log lines and the fake collectors'
-		// record of every apply and request.
+		// What the test keeps must not grow with the hours: the operator's log lines, the record of what each of
+		// its writes carried, and the fake collectors' record of every apply and request.
 		logs.Discard(true)
 		DeferCleanup(logs.Discard, false)
 		op := startOperatorPolling(10 * time.Second)
 		DeferCleanup(op.Stop)
+		op.writes.keepCountsOnly()
 		f := startFleet(3, nil, "", true, fakecollector.WithHistory(20))
 		const size = 300
 		f.addTargets(0, size)

@@ -105,6 +105,17 @@ type writeCounter struct {
 	// made is every write per namespace, as "<verb> <Kind>/<name>[/<subresource>]: <patch>", so that a spec
 	// that expects none can say which were made, and one that counts patches can read what they carried.
 	made map[string][]string
+	// countsOnly keeps made empty: a spec that measures the process's heap over an hour of writes (the soak)
+	// must not count a record that grows with every write as the operator's.
+	countsOnly bool
+}
+
+// keepCountsOnly stops recording what each write carried; the counts go on.
+func (w *writeCounter) keepCountsOnly() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.countsOnly = true
+	clear(w.made)
 }
 
 func (w *writeCounter) count(obj client.Object, subresource string) {
@@ -124,7 +135,9 @@ func (w *writeCounter) record(verb string, obj client.Object, subresource string
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.made[obj.GetNamespace()] = append(w.made[obj.GetNamespace()], strings.TrimSpace(what))
+	if !w.countsOnly {
+		w.made[obj.GetNamespace()] = append(w.made[obj.GetNamespace()], strings.TrimSpace(what))
+	}
 	w.all[obj.GetNamespace()]++
 	if _, ok := obj.(*corev1.Pod); ok && subresource == "status" {
 		w.podStatus[obj.GetNamespace()]++
