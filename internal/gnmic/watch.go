@@ -44,17 +44,7 @@ const maxEventLine = 4 << 20
 // stream. The collector may drop events under load: treat them as hints and
 // poll Targets as a backstop.
 func (c *Client) WatchTargets(ctx context.Context, fn func(TargetEvent), opts ...WatchOption) error {
-	var w watchOptions
-	for _, o := range opts {
-		o(&w)
-	}
-	if err := c.watchTargets(ctx, fn, w); err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		return fmt.Errorf("watch targets of %s: %w", c.base, err)
-	}
-	return nil
+	return c.follow(ctx, "targets", targetStatePath, decodeEach(fn), opts)
 }
 
 // WatchOption adds a hook to WatchTargets.
@@ -73,28 +63,13 @@ func OnConnected(fn func()) WatchOption { return func(o *watchOptions) { o.conne
 // (a lost node leaves the connection open without anything on it).
 func OnAlive(fn func()) WatchOption { return func(o *watchOptions) { o.alive = fn } }
 
-func (c *Client) watchTargets(ctx context.Context, fn func(TargetEvent), opts watchOptions) error {
-	return watchStream(ctx, c, targetStatePath, decodeEach(fn), opts)
-}
-
 const targetStatePath = "/api/v1/sse/targets?store=state"
 
 // WatchTargetChanges is WatchTargets for a caller that only needs to know that something changed: fn is called
 // for every event, which is not decoded (in a bulk arrival a collector sends a few events per target, and
 // decoding them was half of what following the streams cost).
 func (c *Client) WatchTargetChanges(ctx context.Context, fn func(), opts ...WatchOption) error {
-	var w watchOptions
-	for _, o := range opts {
-		o(&w)
-	}
-	err := watchStream(ctx, c, targetStatePath, func([]byte) error { fn(); return nil }, w)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		return fmt.Errorf("watch targets of %s: %w", c.base, err)
-	}
-	return nil
+	return c.follow(ctx, "targets", targetStatePath, func([]byte) error { fn(); return nil }, opts)
 }
 
 // Kinds of components whose state WatchComponents follows.
@@ -130,11 +105,17 @@ type ComponentEvent struct {
 // place the collector tells whether they started) and calls fn for every event, in order, on the calling
 // goroutine, with the same returns and options as WatchTargets.
 func (c *Client) WatchComponents(ctx context.Context, kind string, fn func(ComponentEvent), opts ...WatchOption) error {
+	return c.follow(ctx, kind, "/api/v1/sse/"+kind+"?store=state", decodeEach(fn), opts)
+}
+
+// follow reads the event stream at path, giving each event's data to dispatch, until ctx ends (ctx.Err()) or
+// the stream does (an error saying which kind of state it followed).
+func (c *Client) follow(ctx context.Context, kind, path string, dispatch func(data []byte) error, opts []WatchOption) error {
 	var w watchOptions
 	for _, o := range opts {
 		o(&w)
 	}
-	if err := watchStream(ctx, c, "/api/v1/sse/"+kind+"?store=state", decodeEach(fn), w); err != nil {
+	if err := watchStream(ctx, c, path, dispatch, w); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
