@@ -38,9 +38,10 @@ func (c Config) Fingerprint(key []byte) (string, error) {
 	return e.Fingerprint(key), nil
 }
 
-// Encoded is a configuration with its apply request body, encoded once: a
-// caller that fingerprints a configuration and then pushes it encodes it once
-// (ApplyEncoded), and what was fingerprinted is exactly what is sent.
+// Encoded is a configuration with its apply request body, encoded once (made
+// by Encode only): a caller that fingerprints a configuration and then pushes
+// it encodes it once (ApplyEncoded), and what was fingerprinted is exactly what
+// is sent.
 type Encoded struct {
 	Config Config
 	body   []byte
