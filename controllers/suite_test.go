@@ -124,13 +124,19 @@ func (w *writeCounter) count(obj client.Object, subresource string) {
 
 // record counts a write, with its verb and, for a patch, what the patch carried.
 func (w *writeCounter) record(verb string, obj client.Object, subresource string, patch client.Patch) {
-	what := fmt.Sprintf("%s %s/%s", verb, writtenType(obj), obj.GetName())
-	if subresource != "" {
-		what += "/" + subresource
-	}
-	if patch != nil {
-		if data, err := patch.Data(obj); err == nil {
-			what += ": " + string(data)
+	w.mu.Lock()
+	countsOnly := w.countsOnly
+	w.mu.Unlock()
+	what := ""
+	if !countsOnly { // the patch's diff is worked out outside the lock, which every status writer takes
+		what = fmt.Sprintf("%s %s/%s", verb, writtenType(obj), obj.GetName())
+		if subresource != "" {
+			what += "/" + subresource
+		}
+		if patch != nil {
+			if data, err := patch.Data(obj); err == nil {
+				what += ": " + string(data)
+			}
 		}
 	}
 	w.mu.Lock()
