@@ -186,8 +186,9 @@ profile-reconcile: control-plane ## Profile reconciles of a steady Cluster of PR
 # devices: first sync, 100 changed, removals, a failed and a truncated answer), timings and Target writes.
 TARGETSOURCE_DEVICES ?= 10000
 .PHONY: bench-targetsource
-bench-targetsource: control-plane ## Sync a NetBox of TARGETSOURCE_DEVICES devices through changes, removals, failures (envtest); prints timings and writes.
+bench-targetsource: control-plane | $(LOCALBIN) ## Sync a NetBox of TARGETSOURCE_DEVICES devices through changes, removals, failures (envtest); prints timings and writes.
 	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" TARGETSOURCE_DEVICES=$(TARGETSOURCE_DEVICES) GOTOOLCHAIN=local \
+		TARGETSOURCE_KUBE_API_QPS=$(TARGETSOURCE_KUBE_API_QPS) TARGETSOURCE_KUBE_API_BURST=$(TARGETSOURCE_KUBE_API_BURST) \
 		go test ./controllers/targetsource/ -count=1 -timeout 30m -v -ginkgo.v -ginkgo.focus='over a NetBox inventory' \
 		> $(LOCALBIN)/bench-targetsource.log 2>&1; status=$$?; \
 		grep -E '^\s*bench:|Ran [0-9]+ of|^(ok|FAIL)' $(LOCALBIN)/bench-targetsource.log | sed 's/^\s*//'; exit $$status

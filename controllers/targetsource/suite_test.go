@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,7 +116,8 @@ func (r *replica) membersChanged() {
 var replicaSeq atomic.Int32
 
 // startReplica runs a manager with the TargetSource controller, at the operator's default client rate
-// (--kube-api-qps 200, --kube-api-burst 300).
+// (--kube-api-qps 200, --kube-api-burst 300), or at TARGETSOURCE_KUBE_API_QPS and TARGETSOURCE_KUBE_API_BURST
+// when a benchmark sets them.
 func startReplica() *replica {
 	r := &replica{writes: &targetWrites{counts: map[string]int{}}, done: make(chan struct{}),
 		name: fmt.Sprintf("replica-%d", replicaSeq.Add(1))}
@@ -122,6 +125,12 @@ func startReplica() *replica {
 	runningMembers.Store(r.name, true)
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = 200, 300
+	if qps, err := strconv.ParseFloat(os.Getenv("TARGETSOURCE_KUBE_API_QPS"), 32); err == nil {
+		c.QPS = float32(qps)
+	}
+	if burst, err := strconv.Atoi(os.Getenv("TARGETSOURCE_KUBE_API_BURST")); err == nil {
+		c.Burst = burst
+	}
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, writes: r.writes} })
 	mgr, err := ctrl.NewManager(c, ctrl.Options{
 		Scheme:                 scheme,

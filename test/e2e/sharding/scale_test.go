@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 )
 
@@ -59,6 +62,8 @@ type scaleRun struct {
 // one replica, as today) and under three sharded replicas, and compares them. Sized by SHARD_BENCH_CLUSTERS
 // (default 500), SHARD_BENCH_TARGETS per Cluster (100) and SHARD_BENCH_PODS per Cluster (2).
 func TestShardingScale(t *testing.T) {
+	// The harness's clients log through controller-runtime (to stderr here: they may outlive t).
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	clusters := sizeFromEnv("SHARD_BENCH_CLUSTERS", 500)
 	perCluster := sizeFromEnv("SHARD_BENCH_TARGETS", 100)
 	pods := sizeFromEnv("SHARD_BENCH_PODS", 2)
@@ -136,8 +141,9 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	t.Logf("%d replica(s): created %d Clusters and %d Targets in %s", replicas, clusters, clusters*perCluster,
 		time.Since(created).Round(time.Second))
 
+	// E2E_OPERATOR_ARGS: arguments added to the operator's, space-separated (a paired run's --kube-api-qps, say).
 	opts := harness.OperatorOptions{Manifests: harness.ConfigDefault, Replicas: int32(replicas),
-		Args: []string{"--pprof-bind-address=:" + pprofPort}}
+		Args: append([]string{"--pprof-bind-address=:" + pprofPort}, strings.Fields(os.Getenv("E2E_OPERATOR_ARGS"))...)}
 	name := "singleton (leader election)"
 	if replicas > 1 {
 		opts.Args = append(opts.Args, "--sharding")
