@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 )
@@ -38,6 +39,8 @@ func TestEndToEnd(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	// The harness's clients log through controller-runtime: without a logger it prints a stack instead.
+	ctrllog.SetLogger(GinkgoLogr)
 	ctx, cancel = context.WithCancel(context.Background())
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	logf := func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "harness: "+format+"\n", args...) }
