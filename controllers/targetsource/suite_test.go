@@ -116,7 +116,7 @@ func (r *replica) membersChanged() {
 var replicaSeq atomic.Int32
 
 // startReplica runs a manager with the TargetSource controller, at the operator's default client rate
-// (--kube-api-qps 200, --kube-api-burst 300), or at TARGETSOURCE_KUBE_API_QPS and TARGETSOURCE_KUBE_API_BURST
+// (--kube-api-qps 1000, --kube-api-burst 2000), or at TARGETSOURCE_KUBE_API_QPS and TARGETSOURCE_KUBE_API_BURST
 // when a benchmark sets them.
 func startReplica() *replica {
 	r := &replica{writes: &targetWrites{counts: map[string]int{}}, done: make(chan struct{}),
@@ -124,7 +124,7 @@ func startReplica() *replica {
 	r.assigned.Store(true)
 	runningMembers.Store(r.name, true)
 	c := rest.CopyConfig(cfg)
-	c.QPS, c.Burst = 200, 300
+	c.QPS, c.Burst = 1000, 2000
 	if qps, err := strconv.ParseFloat(os.Getenv("TARGETSOURCE_KUBE_API_QPS"), 32); err == nil {
 		c.QPS = float32(qps)
 	}
