@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,10 +58,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(collectors.Stop)
 	manifests := harness.OperatorManifests(os.Getenv("E2E_OPERATOR_MANIFESTS"))
-	// E2E_OPERATOR_ARGS: arguments added to the operator's, space-separated (a benchmark's --kube-api-qps,
-	// say). E2E_CPU_PROFILE: the operator serves Go's profiling endpoints, for the scenarios that save a CPU
-	// profile (cpuProfile).
-	args := strings.Fields(os.Getenv("E2E_OPERATOR_ARGS"))
+	// E2E_OPERATOR_ARGS (harness.OperatorArgsFromEnv). E2E_CPU_PROFILE: the operator serves Go's profiling
+	// endpoints, for the scenarios that save a CPU profile (cpuProfile).
+	args := harness.OperatorArgsFromEnv()
 	if os.Getenv("E2E_CPU_PROFILE") != "" {
 		args = append(args, "--pprof-bind-address=:"+pprofPort)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -231,6 +232,10 @@ func (cp *ControlPlane) RestartOperator(ctx context.Context) error {
 	cp.operator.emulator.release()
 	return cp.waitForOperatorReplicas(ctx)
 }
+
+// OperatorArgsFromEnv is E2E_OPERATOR_ARGS split on spaces: flags a run adds to the operator's (a paired
+// benchmark's --kube-api-qps, say).
+func OperatorArgsFromEnv() []string { return strings.Fields(os.Getenv("E2E_OPERATOR_ARGS")) }
 
 func operatorBinary(binary string) (string, error) {
 	if binary == "" {

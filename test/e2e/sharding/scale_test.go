@@ -141,9 +141,8 @@ func runScale(t *testing.T, replicas, clusters, perCluster, pods int, steady tim
 	t.Logf("%d replica(s): created %d Clusters and %d Targets in %s", replicas, clusters, clusters*perCluster,
 		time.Since(created).Round(time.Second))
 
-	// E2E_OPERATOR_ARGS: arguments added to the operator's, space-separated (a paired run's --kube-api-qps, say).
 	opts := harness.OperatorOptions{Manifests: harness.ConfigDefault, Replicas: int32(replicas),
-		Args: append([]string{"--pprof-bind-address=:" + pprofPort}, strings.Fields(os.Getenv("E2E_OPERATOR_ARGS"))...)}
+		Args: append([]string{"--pprof-bind-address=:" + pprofPort}, harness.OperatorArgsFromEnv()...)}
 	name := "singleton (leader election)"
 	if replicas > 1 {
 		opts.Args = append(opts.Args, "--sharding")
