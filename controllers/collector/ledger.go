@@ -177,6 +177,8 @@ type Entry struct {
 	ReadAt time.Time
 	// settled is what Settled tells, worked out whenever the acknowledged configuration or the read changes.
 	settled bool
+	// api is what the collector's answers said of its API (api_levels.go).
+	api apiKnowledge
 }
 
 // TargetNames are the names of the targets of the acknowledged configuration, sorted: Config.TargetNames, made

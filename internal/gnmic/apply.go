@@ -52,6 +52,10 @@ func (c *Client) apply(ctx context.Context, body []byte) error {
 	switch resp.StatusCode {
 	case http.StatusOK:
 		return nil
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		// The API server has no such route: the collector predates config apply (or runs another command).
+		return &UnsupportedError{Feature: FeatureConfigApply,
+			Answer: fmt.Sprintf("POST /api/v1/config/apply answered %d", resp.StatusCode)}
 	case http.StatusBadRequest:
 		statusErr := readStatusError(resp.StatusCode, resp.Body)
 		if len(statusErr.Errors) > 0 {

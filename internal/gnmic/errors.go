@@ -25,6 +25,18 @@ func (e *ConfigRejectedError) Error() string {
 	return "collector rejected config: " + strings.Join(e.Errors, "; ")
 }
 
+// UnsupportedError is the answer of a collector that lacks a feature the call needs: its API server has no
+// route for it. Test for it with errors.As; Feature says which, and FeatureSince the release that has it.
+type UnsupportedError struct {
+	Feature Feature
+	// Answer is what the collector answered, such as "POST /api/v1/config/apply answered 404".
+	Answer string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("collector has no %s (%s): gNMIc %s or newer has it", e.Feature, e.Answer, FeatureSince(e.Feature))
+}
+
 // StatusError is any other unexpected HTTP answer. Errors holds the
 // collector's {"errors": [...]} list when the body had one; Excerpt holds the
 // start of the body otherwise. Request bodies never appear in it.

@@ -8,7 +8,7 @@ import (
 
 // listeners are the output types whose collectors accept connections, each with the config key of its
 // listening address and gNMIc's default address. Every other output type (file, kafka, nats, jetstream,
-// influxdb, prometheus_write, tcp, udp, otlp) only dials out.
+// influxdb, prometheus_write, tcp, udp, otlp, snmp traps, clickhouse) only dials out.
 var listeners = map[string]struct{ key, defaultAddress string }{
 	"prometheus": {key: "listen", defaultAddress: ":9804"},
 	"gnmi":       {key: "address", defaultAddress: ":57400"},

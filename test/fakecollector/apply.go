@@ -34,7 +34,7 @@ func (c *Collector) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusBadRequest, "decode error: "+err.Error())
 		return
 	}
-	if err := req.validate(); err != nil {
+	if err := req.validate(c.release); err != nil {
 		writeErrors(w, http.StatusBadRequest, "validate error: "+err.Error())
 		return
 	}

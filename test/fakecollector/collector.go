@@ -18,8 +18,10 @@ type Collector struct {
 	startDelay time.Duration
 	keepalive  time.Duration
 	tlsConfig  *tls.Config
-	handler    http.Handler
-	done       chan struct{}
+	// release is the gNMIc release the collector answers as (release.go), set once by New.
+	release release
+	handler http.Handler
+	done    chan struct{}
 	// queue is nil when target changes are acted on within the apply. It is
 	// set once by New; what it holds is guarded by mu.
 	queue *changeQueue
@@ -104,6 +106,7 @@ func WithTLS(cfg *tls.Config) Option {
 func New(opts ...Option) *Collector {
 	c := &Collector{
 		keepalive:     DefaultKeepalive,
+		release:       mustParseRelease(NewestRelease),
 		done:          make(chan struct{}),
 		objects:       make(map[string]map[string]map[string]any),
 		targets:       make(map[string]*target),

@@ -24,17 +24,6 @@ const (
 	componentFailed  = "failed"
 )
 
-// outputTypes and inputTypes are the types gNMIc registers (pkg/outputs/all, pkg/inputs/all); an output or
-// input of another type is stored and then fails with "unknown output type: <type>".
-var (
-	outputTypes = map[string]bool{
-		"asciigraph": true, "clickhouse": true, "file": true, "gnmi": true, "influxdb": true, "kafka": true,
-		"jetstream": true, "nats": true, "otlp": true, "prometheus": true, "prometheus_write": true,
-		"snmp": true, "tcp": true, "udp": true,
-	}
-	inputTypes = map[string]bool{"jetstream": true, "kafka": true, "nats": true}
-)
-
 // listenKeys are the output types that listen, with the key of their address and gNMIc's default: an address
 // the collector cannot listen on fails the output's start.
 var listenKeys = map[string]struct{ key, fallback string }{
@@ -123,7 +112,7 @@ func (c *Collector) startComponent(kind, name string, cfg map[string]any) {
 	case kindOutputs:
 		reason = c.outputStartError(cfg)
 	case kindInputs:
-		reason = inputStartError(cfg)
+		reason = c.inputStartError(cfg)
 	default:
 		return
 	}
@@ -134,6 +123,10 @@ func (c *Collector) startComponent(kind, name string, cfg map[string]any) {
 	}
 	if reason == "" {
 		reason = c.processorInitError(eventProcessorsOf(cfg))
+	}
+	if reason != "" && !c.release.failedComponentStates() {
+		c.removeComponent(kind, name) // v0.43.0 tracks no component that failed to start (release.go)
+		return
 	}
 	st := ComponentState{IntendedState: "enabled", State: componentRunning, LastUpdated: time.Now().UTC()}
 	if reason != "" {
@@ -166,7 +159,7 @@ func (c *Collector) removeComponent(kind, name string) {
 // was seen to have and those a test asked for with FailOutputSetting.
 func (c *Collector) outputStartError(cfg map[string]any) string {
 	typ, _ := cfg["type"].(string)
-	if !outputTypes[typ] {
+	if !c.release.registers(kindOutputs, typ) { // the types of the collector's release (release.go)
 		return "unknown output type: " + typ
 	}
 	for _, f := range c.outputFailures {
@@ -196,9 +189,9 @@ func (c *Collector) outputStartError(cfg map[string]any) string {
 }
 
 // inputStartError is why gNMIc cannot start the input ("" when it can).
-func inputStartError(cfg map[string]any) string {
+func (c *Collector) inputStartError(cfg map[string]any) string {
 	typ, _ := cfg["type"].(string)
-	if !inputTypes[typ] {
+	if !c.release.registers(kindInputs, typ) {
 		return "unknown input type: " + typ
 	}
 	return ""

@@ -27,7 +27,7 @@ func (c *Collector) handleConfig(w http.ResponseWriter, _ *http.Request) {
 }
 
 // handleConfigKind serves GET /api/v1/config/{kind}: {name: object}, target
-// passwords and tokens masked.
+// passwords and tokens masked from v0.46.0 on (release.go, redactsTargets).
 func (c *Collector) handleConfigKind(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("kind")
 	if !configKinds[kind] {
@@ -73,7 +73,7 @@ func (c *Collector) objectsOf(kind string, mask bool) map[string]map[string]any 
 }
 
 func (c *Collector) shown(kind string, object map[string]any, mask bool) map[string]any {
-	if mask && kind == kindTargets {
+	if mask && kind == kindTargets && c.release.redactsTargets() {
 		return masked(object)
 	}
 	return deepCopy(object).(map[string]any)

@@ -81,14 +81,34 @@ func (req *applyRequest) decodeKind(kind string, value any) error {
 	return nil
 }
 
-// validate applies gNMIc's apply validations; an empty body is a valid reset.
-func (req *applyRequest) validate() error {
+// validate applies the apply validations of gNMIc release r; an empty body is a valid reset.
+func (req *applyRequest) validate(r release) error {
+	if r.applyNeedsTargetsOrInputs() {
+		return req.validateV043()
+	}
 	switch {
 	case len(req.typed[kindTargets]) > 0 && len(req.typed[kindSubscriptions]) == 0:
 		return errors.New("if targets are provided, at least one subscription is required")
 	case len(req.typed[kindTunnelTargetMatches]) > 0 && len(req.typed[kindSubscriptions]) == 0:
 		return errors.New("if tunnel-target-matches are provided, at least one subscription is required")
 	case len(req.typed[kindInputs]) > 0 && len(req.typed[kindOutputs]) == 0:
+		return errors.New("if inputs are provided, at least one output is required")
+	}
+	return nil
+}
+
+// validateV043 is validateApplyRequest of v0.43.0 and v0.44.0 (release.go, applyNeedsTargetsOrInputs).
+func (req *applyRequest) validateV043() error {
+	n := func(kind string) int { return len(req.typed[kind]) }
+	switch {
+	case n(kindTargets) == 0 && n(kindSubscriptions) == 0 && n(kindOutputs) == 0 && n(kindInputs) == 0 &&
+		n(kindProcessors) == 0:
+		return nil // a reset, even with tunnel-target-matches
+	case n(kindTargets) == 0 && n(kindInputs) == 0:
+		return errors.New("at least one of targets or inputs is required")
+	case n(kindTargets) > 0 && n(kindSubscriptions) == 0:
+		return errors.New("if targets are provided, at least one subscription is required")
+	case n(kindInputs) > 0 && n(kindOutputs) == 0:
 		return errors.New("if inputs are provided, at least one output is required")
 	}
 	return nil

@@ -39,6 +39,19 @@
 // core (process_cpu_seconds_total). StaleSubscription shows a subscription
 // stopped while its data keeps counting, as gNMIc sometimes does.
 //
+// The fake answers as the newest gNMIc release it was written from
+// (NewestRelease) unless WithRelease names an older one; Release tells which.
+// release.go holds each way an older release answers otherwise, read from
+// gNMIc's source at its tag: v0.42.0 has no collect command and serves
+// pkg/app's API (app_api.go: no /config/apply, no /sse, no target state
+// routes, its targets a map); v0.43.0 has no /sse, answers GET
+// /api/v1/targets with the state as a string, keeps no state of an output
+// that fails to start, and refuses an apply with neither targets nor inputs
+// (as v0.44.0 does); until v0.46.0 POST /api/v1/config/targets/{id}/state
+// always answers 400 "target state is required", no tunnel-target-match ever
+// matches, and clickhouse is an unknown output type; until v0.45.0 target
+// passwords show in clear.
+//
 // Tests drive the fake through its HTTP API and steer it with injection
 // methods (FailStart, DeviceDown, Blackhole, FailApply, FailOutputSetting,
 // SetConnectionState), then inspect it (Targets, ConfiguredTargets,

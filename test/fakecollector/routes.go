@@ -9,10 +9,14 @@ import (
 	"time"
 )
 
-// routes maps gNMIc's API paths. gNMIc routes with gorilla/mux sub-routers,
-// which answer a wrong method on an existing path with 404, not 405: hence
-// only, instead of method patterns.
+// routes maps gNMIc's API paths, those of the release the collector answers
+// as (release.go). gNMIc routes with gorilla/mux sub-routers, which answer a
+// wrong method on an existing path with 404, not 405: hence only, instead of
+// method patterns.
 func (c *Collector) routes() http.Handler {
+	if !c.release.collectAPI() {
+		return c.record(c.appRoutes())
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/config", only(http.MethodGet, c.handleConfig))
 	mux.HandleFunc("/api/v1/config/apply", only(http.MethodPost, c.handleApply))
@@ -22,7 +26,9 @@ func (c *Collector) routes() http.Handler {
 	mux.HandleFunc("/api/v1/targets", only(http.MethodGet, c.handleTargets))
 	mux.HandleFunc("/api/v1/targets/{name}", only(http.MethodGet, c.handleTarget))
 	mux.HandleFunc("/api/v1/targets/{name}/state/{state}", only(http.MethodPost, c.handleTargetState))
-	mux.HandleFunc("/api/v1/sse/{kind}", only(http.MethodGet, c.handleEvents))
+	if c.release.stateStreams() {
+		mux.HandleFunc("/api/v1/sse/{kind}", only(http.MethodGet, c.handleEvents))
+	}
 	mux.HandleFunc("/api/v1/healthz", only(http.MethodGet, c.handleHealthz))
 	mux.HandleFunc("/metrics", c.handleMetrics)
 	mux.HandleFunc("/", http.NotFound)
@@ -109,6 +115,9 @@ func writeErrors(w http.ResponseWriter, status int, errs ...string) {
 	writeJSON(w, status, apiErrors{Errors: errs})
 }
 
+// handleHealthz answers as gNMIc's handleHealthzGet, which writes json.Marshal's
+// bytes: no trailing newline.
 func (c *Collector) handleHealthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "healthy"})
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(`{"status":"healthy"}`))
 }

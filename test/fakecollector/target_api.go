@@ -12,14 +12,45 @@ type targetView struct {
 	State  TargetStatus   `json:"state"`
 }
 
-// maskedFields are hidden in the config that GET /api/v1/targets returns.
+// maskedFields are hidden in the config that GET /api/v1/targets returns, from v0.46.0 on.
 var maskedFields = []string{"password", "token"}
 
-// view shows a target as it runs: its config is the one last acted on,
-// which a queued or dropped change has not replaced.
-func (c *Collector) view(name string) targetView {
+// targetViewV043 is one element of GET /api/v1/targets in v0.43.0
+// (TargetResponse, pkg/collector/api/server/targets.go): the state is a
+// string, and the subscriptions are listed beside it.
+type targetViewV043 struct {
+	Name          string                       `json:"name"`
+	Config        map[string]any               `json:"config"`
+	Subscriptions map[string]subscriptionState `json:"subscriptions"`
+	State         string                       `json:"state"`
+}
+
+type subscriptionState struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// view shows a target as it runs, in the shape of the collector's release:
+// its config is the one last acted on, which a queued or dropped change has
+// not replaced. Callers hold c.mu.
+func (c *Collector) view(name string, one bool) any {
 	t := c.targets[name]
-	return targetView{Name: name, Config: masked(t.config), State: t.status.clone()}
+	config := deepCopy(t.config).(map[string]any)
+	if c.release.redactsTargets() {
+		config = masked(config)
+	}
+	if c.release.targetStateObject() {
+		return targetView{Name: name, Config: config, State: t.status.clone()}
+	}
+	// v0.43.0 lists every subscription of the target, running when it has a subscribe client; the answer
+	// about one target lists only those that have one.
+	subs := map[string]subscriptionState{}
+	for sub, state := range t.status.Subscriptions {
+		if !one || state == SubscriptionRunning {
+			subs[sub] = subscriptionState{Name: sub, State: state}
+		}
+	}
+	return targetViewV043{Name: name, Config: config, Subscriptions: subs, State: t.status.State}
 }
 
 func masked(target map[string]any) map[string]any {
@@ -35,9 +66,9 @@ func masked(target map[string]any) map[string]any {
 // handleTargets serves GET /api/v1/targets.
 func (c *Collector) handleTargets(w http.ResponseWriter, _ *http.Request) {
 	c.mu.Lock()
-	views := make([]targetView, 0, len(c.targets))
+	views := make([]any, 0, len(c.targets))
 	for _, name := range sortedKeys(c.targets) {
-		views = append(views, c.view(name))
+		views = append(views, c.view(name, false))
 	}
 	c.mu.Unlock()
 	writeJSON(w, http.StatusOK, views)
@@ -48,9 +79,9 @@ func (c *Collector) handleTarget(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	c.mu.Lock()
 	_, ok := c.targets[name]
-	var views []targetView
+	var views []any
 	if ok {
-		views = []targetView{c.view(name)}
+		views = []any{c.view(name, true)}
 	}
 	c.mu.Unlock()
 	if !ok {
@@ -66,8 +97,13 @@ func (c *Collector) handleTargetState(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleConfigTargetState serves POST /api/v1/config/targets/{name}/state
-// with a body such as {"state": "enabled"}.
+// with a body such as {"state": "enabled"}; before v0.47.0 the route reads
+// no body and has no state (release.go, stateFromBody).
 func (c *Collector) handleConfigTargetState(w http.ResponseWriter, r *http.Request) {
+	if !c.release.stateFromBody() {
+		writeErrors(w, http.StatusBadRequest, "target state is required")
+		return
+	}
 	var body struct {
 		State string `json:"state"`
 	}

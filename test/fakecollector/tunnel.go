@@ -28,6 +28,7 @@ import (
 //     targets absent from the body); only the device deregistering (or its tunnel closing) or no match left
 //     does;
 //   - the tunnel-target-type key of a pushed target is ignored (its mapstructure tag is "-").
+// Before v0.47.0 no match ever matches (release.go, tunnelMatches): every device stays registered and ignored.
 // Not emulated: gNMIc then dials the device through the tunnel and runs its subscriptions; the fake starts the
 // target as it starts any other (WithStartDelay, FailStart, DeviceDown apply), without opening a session.
 
@@ -131,8 +132,12 @@ func (c *Collector) matchTunnelDevice(id, typ string) {
 }
 
 // tunnelMatch is the first tunnel-target-match by name whose id and type expressions match, as gNMIc picks it;
-// an expression that does not compile matches nothing.
+// an expression that does not compile matches nothing. Before v0.47.0 nothing ever matches: the device stays
+// registered and ignored (release.go, tunnelMatches).
 func (c *Collector) tunnelMatch(id, typ string) (map[string]any, bool) {
+	if !c.release.tunnelMatches() {
+		return nil, false
+	}
 	matches := c.objects[kindTunnelTargetMatches]
 	for _, name := range sortedKeys(matches) {
 		m := matches[name]
