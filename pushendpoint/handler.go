@@ -1,18 +1,23 @@
 package pushendpoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
 	"github.com/gnmic-operator/gnmic-operator/internal/push"
 )
 
@@ -58,7 +63,14 @@ type handler struct {
 	// slots bounds the posts whose bodies are read and handled at once (nil: no bound): each holds its body
 	// and its parsed records in memory. More wait for their turn.
 	slots chan struct{}
+	// bodyTimeout bounds the reading of a body, once its slot is taken (0: defaultBodyTimeout): a sender that
+	// trickles its body, authenticated or not (a signature is checked only once the body is read), holds a
+	// slot no longer.
+	bodyTimeout time.Duration
 }
+
+// defaultBodyTimeout is how long a body may take to arrive: 16 MiB (the default maxBodyBytes) at 1 MB/s.
+const defaultBodyTimeout = 15 * time.Second
 
 // answer is the JSON body of every response.
 type answer struct {
@@ -129,15 +141,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	bodyTimeout := cmp.Or(h.bodyTimeout, defaultBodyTimeout)
+	// Not supported by a ResponseWriter of tests only; the server's ReadTimeout bounds the read then.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
 	body, err := readBody(w, r, src.MaxBodyBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			h.refuse(w, &src, http.StatusRequestEntityTooLarge, resultTooLarge,
-				fmt.Sprintf("body larger than %d bytes (spec.push.maxBodyBytes, at most --targetsource-push-max-body-bytes)", src.MaxBodyBytes))
-			return
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooLarge):
+			h.overBudget(ctx, w, src, fmt.Sprintf("body larger than %d bytes (spec.push.maxBodyBytes, at most --targetsource-push-max-body-bytes)", src.MaxBodyBytes))
+		case errors.As(err, &netErr) && netErr.Timeout():
+			h.refuse(w, &src, http.StatusRequestTimeout, resultInvalid, fmt.Sprintf("the body did not arrive within %s", bodyTimeout))
+		default:
+			h.refuse(w, &src, http.StatusBadRequest, resultInvalid, "read body: "+err.Error())
 		}
-		h.refuse(w, &src, http.StatusBadRequest, resultInvalid, "read body: "+err.Error())
 		return
 	}
 	if err := src.Credential.Authenticate(r.Header, body); err != nil {
@@ -148,9 +166,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var stored Stored
 	var res answer
 	if delta {
-		d, err := push.ParseDelta(body, src.KeyField)
+		d, err := push.ParseDelta(body, src.KeyField, src.MaxRecords)
 		if err != nil {
-			h.refuse(w, &src, http.StatusBadRequest, resultInvalid, err.Error())
+			h.parseFailed(ctx, w, src, err)
 			return
 		}
 		var dr push.DeltaResult
@@ -161,9 +179,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		res = answer{Added: dr.Added, Replaced: dr.Replaced, Deleted: dr.Deleted, Missing: dr.Missing}
 	} else {
-		records, err := push.ParseSnapshot(body, src.KeyField)
+		records, err := push.ParseSnapshot(body, src.KeyField, src.MaxRecords)
 		if err != nil {
-			h.refuse(w, &src, http.StatusBadRequest, resultInvalid, err.Error())
+			h.parseFailed(ctx, w, src, err)
 			return
 		}
 		if stored, err = h.snapshots.replace(ctx, src, records); err != nil {
@@ -198,10 +216,29 @@ func (h *handler) unauthenticated(ctx context.Context, w http.ResponseWriter, sr
 	h.refuse(w, &src, http.StatusUnauthorized, resultUnauthenticated, err.Error())
 }
 
+// overBudget refuses a post over a budget (413), and says so on the TargetSource: its inventory sends more than
+// it may, and the snapshot stays the last one stored.
+func (h *handler) overBudget(ctx context.Context, w http.ResponseWriter, src Source, message string) {
+	log.FromContext(ctx).Info("push refused over budget", "targetSource", src.key(), "reason", message)
+	h.notify.event(src, true, operatorv1alpha1.EventBudgetExceeded, "a post was refused, the snapshot stays as it was: "+message)
+	h.refuse(w, &src, http.StatusRequestEntityTooLarge, resultTooLarge, message)
+}
+
+// parseFailed refuses a body that is over budget (413) or not a snapshot or delta (400).
+func (h *handler) parseFailed(ctx context.Context, w http.ResponseWriter, src Source, err error) {
+	if inventory.IsBudgetExceeded(err) {
+		h.overBudget(ctx, w, src, err.Error())
+		return
+	}
+	h.refuse(w, &src, http.StatusBadRequest, resultInvalid, err.Error())
+}
+
 // storeFailed answers a failed store: too large (413), a ConfigMap not the TargetSource's (409), a stored
 // snapshot a delta cannot apply to (400), or the API server (500).
 func (h *handler) storeFailed(ctx context.Context, w http.ResponseWriter, src Source, err error) {
 	switch {
+	case inventory.IsBudgetExceeded(err):
+		h.overBudget(ctx, w, src, err.Error())
 	case errors.Is(err, errTooLarge):
 		h.refuse(w, &src, http.StatusRequestEntityTooLarge, resultTooLarge, err.Error())
 	case errors.Is(err, errNotOwned):

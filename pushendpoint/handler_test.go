@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/push"
 )
 
@@ -77,6 +78,8 @@ func TestHandler(t *testing.T) {
 		Credential: push.Credential{Scheme: push.Bearer, Secret: token}}
 	signed := Source{Namespace: "ns", Name: "signed", KeyField: "id", MaxBodyBytes: 1 << 20,
 		Credential: push.Credential{Scheme: push.HMACSHA256, Secret: hmacKey}}
+	few := Source{Namespace: "ns", Name: "few", KeyField: "name", MaxBodyBytes: 1 << 20, MaxRecords: 1,
+		Credential: push.Credential{Scheme: push.Bearer, Secret: token}}
 	noSecret := Source{Namespace: "ns", Name: "no-secret", KeyField: "name", MaxBodyBytes: 1 << 20,
 		Credential: push.Credential{Scheme: push.Bearer}}
 	snapshot := `[{"name":"r1","address":"10.0.0.1"},{"name":"r2","address":"10.0.0.2"}]`
@@ -135,13 +138,20 @@ func TestHandler(t *testing.T) {
 			status: 200, want: `"records":2`, records: map[string]int{"bearer": 2}, pushes: 1, events: []string{EventPushed}},
 		{name: "a body over the limit is refused by its Content-Length",
 			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: bigSnapshot, header: withToken}},
-			status: 413, want: "larger than 256 bytes", records: map[string]int{}},
+			status: 413, want: "larger than 256 bytes", records: map[string]int{}, events: []string{operatorv1alpha1.EventBudgetExceeded}},
 		{name: "a body over the limit is refused while it is read when it does not declare its length",
 			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: bigSnapshot, header: withToken, chunked: true}},
-			status: 413, want: "larger than 256 bytes", records: map[string]int{}},
+			status: 413, want: "larger than 256 bytes", records: map[string]int{}, events: []string{operatorv1alpha1.EventBudgetExceeded}},
 		{name: "an over-size body is refused before its signature is checked",
 			posts:  []post{{method: "POST", path: "/targetsources/ns/signed", body: strings.Repeat(" ", 1<<20+1)}},
-			status: 413, want: "larger than 1048576 bytes", records: map[string]int{}},
+			status: 413, want: "larger than 1048576 bytes", records: map[string]int{}, events: []string{operatorv1alpha1.EventBudgetExceeded}},
+		{name: "a snapshot of more records than sync.maxRecords is refused",
+			posts:  []post{{method: "POST", path: "/targetsources/ns/few", body: snapshot + " ", header: withToken}},
+			status: 413, want: "more than 1 records (sync.maxRecords)", records: map[string]int{}, events: []string{operatorv1alpha1.EventBudgetExceeded}},
+		{name: "a delta of more upserts than sync.maxRecords is refused",
+			posts: []post{{method: "POST", path: "/targetsources/ns/few/delta", header: withToken,
+				body: `{"upsert":[{"name":"r1"},{"name":"r2"}]}`}},
+			status: 413, want: "more than 1 records (sync.maxRecords)", records: map[string]int{}, events: []string{operatorv1alpha1.EventBudgetExceeded}},
 		{name: "a post without a bearer token is refused before its body is read",
 			posts:  []post{{method: "POST", path: "/targetsources/ns/bearer", body: bigSnapshot, chunked: true}},
 			status: 401, want: "no Authorization header", records: map[string]int{}, events: []string{EventPushRefused}},
@@ -179,7 +189,7 @@ func TestHandler(t *testing.T) {
 			notify := &recordedNotifier{}
 			h := &handler{
 				sources: memorySources{
-					push:    map[types.NamespacedName]Source{bearer.key(): bearer, signed.key(): signed, noSecret.key(): noSecret},
+					push:    map[types.NamespacedName]Source{bearer.key(): bearer, signed.key(): signed, noSecret.key(): noSecret, few.key(): few},
 					notPush: map[types.NamespacedName]bool{{Namespace: "ns", Name: "pulled"}: true},
 				},
 				snapshots: store, notify: notify, slots: make(chan struct{}, 1),

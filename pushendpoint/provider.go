@@ -1,6 +1,7 @@
 package pushendpoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,8 @@ type Provider struct {
 	reader client.Reader
 	source types.NamespacedName
 	uid    types.UID
+	// budget bounds the stored snapshot read (spec.sync's, its bytes at most maxStoredBytes).
+	budget inventory.Budget
 	// lastDigest is the digest of the snapshot last returned.
 	lastDigest string
 }
@@ -33,7 +36,8 @@ type Provider struct {
 // NewProvider reads the snapshot of ts with reader, which must be the API server (not a cache: the manager
 // caches only the ConfigMaps of collector fleets).
 func NewProvider(reader client.Reader, ts *operatorv1alpha1.TargetSource) *Provider {
-	return &Provider{reader: reader, source: types.NamespacedName{Namespace: ts.Namespace, Name: ts.Name}, uid: ts.UID}
+	budget := inventory.Budget{MaxRecords: int(ts.Spec.Sync.MaxRecords), MaxBytes: min(cmp.Or(ts.Spec.Sync.MaxBytes, maxStoredBytes), maxStoredBytes)}
+	return &Provider{reader: reader, source: types.NamespacedName{Namespace: ts.Namespace, Name: ts.Name}, uid: ts.UID, budget: budget}
 }
 
 var _ inventory.Provider = (*Provider)(nil)
@@ -56,7 +60,7 @@ func (p *Provider) Fetch(ctx context.Context) (inventory.Snapshot, error) {
 	if digest != "" && digest == p.lastDigest {
 		return inventory.Snapshot{Unchanged: true, Announced: -1}, nil
 	}
-	stored, err := push.Decode(cm.BinaryData[SnapshotKey], maxStoredBytes)
+	stored, err := push.Decode(cm.BinaryData[SnapshotKey], p.budget)
 	if err != nil {
 		return inventory.Snapshot{}, fmt.Errorf("ConfigMap %s: %w", key, err)
 	}

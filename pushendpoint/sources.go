@@ -55,6 +55,7 @@ func (k *kubeSources) find(ctx context.Context, key types.NamespacedName) (Sourc
 	if src.KeyField == "" {
 		src.KeyField = defaultKeyField
 	}
+	src.MaxRecords = int(ts.Spec.Sync.MaxRecords)
 	src.MaxBodyBytes = k.maxBody
 	if spec.MaxBodyBytes > 0 && spec.MaxBodyBytes < k.maxBody {
 		src.MaxBodyBytes = spec.MaxBodyBytes

@@ -1,6 +1,7 @@
 package pushendpoint
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
 	"github.com/gnmic-operator/gnmic-operator/internal/push"
 )
 
@@ -55,6 +57,8 @@ type Source struct {
 	Credential push.Credential
 	// MaxBodyBytes is the largest post read for it.
 	MaxBodyBytes int64
+	// MaxRecords is the most records its snapshot may hold (spec.sync.maxRecords; 0: the default).
+	MaxRecords int
 
 	// object is the TargetSource, for its Events.
 	object client.Object
@@ -113,6 +117,9 @@ func (s *snapshotStore) applyDelta(ctx context.Context, src Source, d push.Delta
 	stored, err := s.update(ctx, src, true, func(current []push.Record) ([]push.Record, error) {
 		next, res, err := push.Apply(current, d, src.KeyField)
 		result = res
+		if max := cmp.Or(src.MaxRecords, inventory.DefaultMaxRecords); err == nil && len(next) > max {
+			return nil, fmt.Errorf("the delta leaves %w", inventory.TooManyRecords(max))
+		}
 		return next, err
 	})
 	return stored, result, err
@@ -137,7 +144,7 @@ func (s *snapshotStore) update(ctx context.Context, src Source, readRecords bool
 		}
 		var current []push.Record
 		if exists && readRecords && len(cm.BinaryData[SnapshotKey]) > 0 {
-			if current, err = push.Decode(cm.BinaryData[SnapshotKey], s.maxDecoded); err != nil {
+			if current, err = push.Decode(cm.BinaryData[SnapshotKey], inventory.Budget{MaxBytes: s.maxDecoded, MaxRecords: src.MaxRecords}); err != nil {
 				return fmt.Errorf("ConfigMap %s: %w", key, err)
 			}
 		}

@@ -53,6 +53,7 @@ func (r *Reconciler) apply(ctx context.Context, ts *operatorv1alpha1.TargetSourc
 	for _, d := range p.Update {
 		t := nt.byName[d.Name].DeepCopy()
 		render(t, ts, d)
+		takeOver(t, ts)
 		writes = append(writes, write{"update", d.Name, func(ctx context.Context) error { return r.Update(ctx, t) }})
 	}
 	for _, name := range p.Mark {
@@ -61,6 +62,7 @@ func (r *Reconciler) apply(ctx context.Context, ts *operatorv1alpha1.TargetSourc
 			t.Annotations = map[string]string{}
 		}
 		t.Annotations[operatorv1alpha1.MissingSinceAnnotation] = strconv.FormatInt(sync, 10)
+		takeOver(t, ts)
 		writes = append(writes, write{"mark", name, func(ctx context.Context) error { return r.Update(ctx, t) }})
 	}
 	for _, name := range p.Delete {

@@ -96,7 +96,7 @@ node_prefix "" { policy = "read" }`)
 					},
 					Interval: &metav1.Duration{Duration: 3600e9},
 				},
-				Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetConsul,
+				Mapping: operatorv1alpha1.TargetMapping{Preset: operatorv1alpha1.MappingPresetConsul, AllowedProfiles: []string{"srl"},
 					Defaults: operatorv1alpha1.TargetDefaults{Profile: "routers", Port: 57400, Labels: map[string]string{"source": "consul"}}},
 				Sync: operatorv1alpha1.TargetSync{DeleteAfterMisses: 1, MinRecordsPercent: ptr.To[int32](50), BatchSize: 200},
 			},

@@ -23,6 +23,8 @@ func (r *Reconciler) recordEvents(ts *operatorv1alpha1.TargetSource, o outcome) 
 		if !o.noSnapshot {
 			r.Recorder.Event(ts, corev1.EventTypeWarning, operatorv1alpha1.EventSyncFailed, truncate("no Target changed: "+o.err.Error(), 1024))
 		}
+	case stageBudget:
+		r.Recorder.Event(ts, corev1.EventTypeWarning, operatorv1alpha1.EventBudgetExceeded, truncate("no Target changed: "+o.err.Error(), 1024))
 	case stageTruncated:
 		r.Recorder.Event(ts, corev1.EventTypeWarning, operatorv1alpha1.EventInventoryTruncated, "no Target changed: "+o.err.Error())
 	case stageList, stageApply:

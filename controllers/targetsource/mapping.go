@@ -52,8 +52,9 @@ func mappingOf(m *operatorv1alpha1.TargetMapping) targetmapping.Mapping {
 		Preset: m.Preset,
 		Expressions: targetmapping.Expressions{Expand: m.Expand, Include: m.Include, Name: m.Name, Address: m.Address,
 			Profile: m.Profile, Labels: m.Labels, Tags: m.Tags},
-		DefaultProfile: m.Defaults.Profile,
-		DefaultPort:    int(m.Defaults.Port),
-		DefaultLabels:  m.Defaults.Labels,
+		DefaultProfile:  m.Defaults.Profile,
+		AllowedProfiles: m.AllowedProfiles,
+		DefaultPort:     int(m.Defaults.Port),
+		DefaultLabels:   m.Defaults.Labels,
 	}
 }

@@ -48,6 +48,7 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 		if r.HTTPTransport != nil {
 			opts.Transport = r.HTTPTransport
 		}
+		opts.Budget = budgetOf(&ts.Spec.Sync)
 		build = func() (inventory.Provider, error) { return inventory.NewHTTP(opts) }
 	case ts.Spec.Push != nil:
 		// The push provider reads the snapshot's ConfigMap at each fetch; the auth Secret is the endpoint's.
@@ -57,6 +58,7 @@ func (r *Reconciler) newProvider(ctx context.Context, ts *operatorv1alpha1.Targe
 		if err != nil {
 			return nil, "", err
 		}
+		opts.Budget = budgetOf(&ts.Spec.Sync)
 		build = func() (inventory.Provider, error) { return inventory.NewConsul(opts) }
 	default:
 		return nil, "", errNoProvider

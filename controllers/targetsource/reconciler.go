@@ -147,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // untilDue is how long before the TargetSource's next sync is due: its interval after the last attempt (10s
-// after one whose writes failed), or now when its spec changed since or a sync was requested
+// after one whose writes failed, longer after syncs over budget: budgetBackoff), or now when its spec changed since or a sync was requested
 // (SyncRequestedAnnotation).
 func (r *Reconciler) untilDue(ts *operatorv1alpha1.TargetSource, now time.Time) time.Duration {
 	last := ts.Status.LastAttemptTime
@@ -156,11 +156,15 @@ func (r *Reconciler) untilDue(ts *operatorv1alpha1.TargetSource, now time.Time) 
 		return 0
 	}
 	wait := interval(ts)
-	if c := meta.FindStatusCondition(ts.Status.Conditions, operatorv1alpha1.ConditionSynced); c != nil &&
-		c.Reason == operatorv1alpha1.ReasonApplyFailed {
+	switch c := meta.FindStatusCondition(ts.Status.Conditions, operatorv1alpha1.ConditionSynced); {
+	case c == nil:
+	case c.Reason == operatorv1alpha1.ReasonApplyFailed:
 		// Writes that failed part way (a conflict with another writer, an API server that hiccuped) are retried
 		// soon: the inventory was read fine, and the Targets are half way to it.
 		wait = min(wait, applyRetry)
+	case c.Reason == operatorv1alpha1.ReasonBudgetExceeded:
+		// Kept in the status, so that a new leader or another replica waits as long.
+		wait = budgetBackoff(wait, ts.Status.BudgetExceededSyncs)
 	}
 	return last.Add(wait).Sub(now)
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 )
 
 // listedInStatus is how many invalid records and conflicting Targets status names.
@@ -35,6 +36,14 @@ func reportStatus(ts *operatorv1alpha1.TargetSource, o outcome, now time.Time) o
 		set(operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, operatorv1alpha1.ReasonMappingInvalid, "spec.mapping does not compile; no Target was changed")
 		return s
 	}
+	if o.stage == stageBudget {
+		s.BudgetExceededSyncs++
+		set(operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, operatorv1alpha1.ReasonBudgetExceeded,
+			fmt.Sprintf("the answer goes over a budget; no Target was changed; the next sync in %s: %s",
+				budgetBackoff(interval(ts), s.BudgetExceededSyncs), o.err))
+		return s
+	}
+	s.BudgetExceededSyncs = 0
 	if o.stage == stageFetch {
 		if o.noSnapshot {
 			set(operatorv1alpha1.ConditionSynced, metav1.ConditionUnknown, operatorv1alpha1.ReasonNoSnapshotYet, o.err.Error())
@@ -90,6 +99,7 @@ func reportStatus(ts *operatorv1alpha1.TargetSource, o outcome, now time.Time) o
 	} else {
 		set(operatorv1alpha1.ConditionConflicts, metav1.ConditionFalse, operatorv1alpha1.ReasonNoConflicts, "no conflicting Target")
 	}
+	setResourcesOwned(set, ts.Name, o.plan.Conflicts)
 	set(operatorv1alpha1.ConditionSynced, metav1.ConditionTrue, operatorv1alpha1.ReasonSynced,
 		fmt.Sprintf("sync %d: %d records, %d Targets (%s, %d missing)", o.sync, o.records, o.plan.Owned, o.written, o.plan.Missing))
 	return s
@@ -104,4 +114,21 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+// setResourcesOwned says, as a Cluster does of its objects (docs/security.md, "Ownership"), whether every
+// Target the inventory names is the TargetSource's or could be created: False (NameTaken) names those that are
+// someone else's, which are left as they are.
+func setResourcesOwned(set func(typ string, status metav1.ConditionStatus, reason, message string), name string, conflicts []string) {
+	if len(conflicts) == 0 {
+		set(operatorv1alpha1.ConditionResourcesOwned, metav1.ConditionTrue, operatorv1alpha1.ReasonResourcesOwned,
+			"every Target the inventory names is the TargetSource's")
+		return
+	}
+	taken := make([]owned.NameTakenError, 0, len(conflicts))
+	for _, c := range conflicts {
+		taken = append(taken, owned.NameTakenError{Kind: "Target", Name: c, Holder: "not made by this TargetSource"})
+	}
+	set(operatorv1alpha1.ConditionResourcesOwned, metav1.ConditionFalse, operatorv1alpha1.ReasonNameTaken,
+		owned.Message("TargetSource", name, taken, listedInStatus))
 }

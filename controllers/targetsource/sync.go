@@ -37,6 +37,7 @@ type stage int
 const (
 	stageDone      stage = iota
 	stageFetch           // the provider could not be built or the inventory read
+	stageBudget          // the answer, or mapping it, went over a budget
 	stageMapping         // the mapping does not compile
 	stageTruncated       // the answer looks truncated
 	stageList            // the Targets could not be listed
@@ -68,6 +69,9 @@ func (r *Reconciler) sync(ctx context.Context, ts *operatorv1alpha1.TargetSource
 		// The provider may hold a half-read answer's state: the next sync starts afresh.
 		r.providers.forget(key)
 		o.err, o.stage = err, stageFetch
+		if inventory.IsBudgetExceeded(err) {
+			o.stage = stageBudget
+		}
 		return o
 	case snap.Unchanged:
 		if entry.last == nil {
@@ -80,7 +84,13 @@ func (r *Reconciler) sync(ctx context.Context, ts *operatorv1alpha1.TargetSource
 		entry.last = &snap
 	}
 	o.records, o.announced = len(snap.Records), snap.Announced
-	o.mapped = mapper.Map(snap.Records)
+	if o.mapped, err = mapper.Map(ctx, snap.Records, mappingTimeout(&ts.Spec.Sync)); err != nil {
+		o.err, o.stage = err, stageFetch
+		if inventory.IsBudgetExceeded(err) {
+			o.stage = stageBudget
+		}
+		return o
+	}
 
 	guard := targetsync.Guard{Records: o.records, Announced: snap.Announced, LastRecords: int(ts.Status.Records),
 		MinPercent: minRecordsPercent(&ts.Spec.Sync)}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 	"github.com/gnmic-operator/gnmic-operator/internal/targetsync"
 )
 
@@ -48,11 +49,15 @@ func (r *Reconciler) listTargets(ctx context.Context, ts *operatorv1alpha1.Targe
 }
 
 // existingOf is a Target as the sync core sees it: owned when the TargetSource (this one, by UID) is its
-// controller; its labels without the TargetSource's own.
+// controller, or when it has no controller and its owner annotation hands it to the TargetSource
+// (docs/security.md, "Ownership"); its labels without the TargetSource's own.
 func existingOf(t *operatorv1alpha1.Target, ts *operatorv1alpha1.TargetSource) targetsync.Existing {
+	handed := metav1.GetControllerOfNoCopy(t) == nil &&
+		t.Annotations[owned.OwnerAnnotation] == owned.OwnerValue("TargetSource", ts.Name)
 	e := targetsync.Existing{
 		Name:    t.Name,
-		Owned:   metav1.IsControlledBy(t, ts),
+		Owned:   metav1.IsControlledBy(t, ts) || handed,
+		Handed:  handed,
 		Address: t.Spec.Address,
 		Profile: t.Spec.Profile,
 		Tags:    t.Spec.Tags,
@@ -70,7 +75,8 @@ func existingOf(t *operatorv1alpha1.Target, ts *operatorv1alpha1.TargetSource) t
 // newTarget is the Target a desired one is created as: owned by the TargetSource and labelled with its name.
 func newTarget(ts *operatorv1alpha1.TargetSource, d targetsync.Desired) *operatorv1alpha1.Target {
 	t := &operatorv1alpha1.Target{ObjectMeta: metav1.ObjectMeta{Namespace: ts.Namespace, Name: d.Name,
-		OwnerReferences: []metav1.OwnerReference{ownerReference(ts)}}}
+		OwnerReferences: []metav1.OwnerReference{ownerReference(ts)},
+		Annotations:     owned.OwnerAnnotations("TargetSource", ts.Name)}}
 	render(t, ts, d)
 	return t
 }
@@ -98,5 +104,13 @@ func ownerReference(ts *operatorv1alpha1.TargetSource) metav1.OwnerReference {
 		Name:       ts.Name,
 		UID:        ts.UID,
 		Controller: ptr.To(true),
+	}
+}
+
+// takeOver gives a Target handed to the TargetSource (no controller, its owner annotation naming it) the
+// TargetSource's controller reference; a Target it controls already is left as it is.
+func takeOver(t *operatorv1alpha1.Target, ts *operatorv1alpha1.TargetSource) {
+	if metav1.GetControllerOfNoCopy(t) == nil {
+		t.OwnerReferences = append(t.OwnerReferences, ownerReference(ts))
 	}
 }

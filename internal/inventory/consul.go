@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -45,6 +46,8 @@ type ConsulOptions struct {
 
 	// Timeout of one whole fetch (0: 30s).
 	Timeout time.Duration
+	// Budget bounds the records and bytes of one fetch, every service's answer together.
+	Budget Budget
 }
 
 // Consul is an inventory in Consul's service catalog: each instance of each service is a record. It remembers
@@ -88,7 +91,7 @@ func NewConsul(o ConsulOptions) (*Consul, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tlsConfig
 	httpClient := &http.Client{
-		Transport: onlyOwnToken{token: o.Token, next: t},
+		Transport: onlyOwnToken{token: o.Token, next: budgeted{next: t}},
 		// Consul's API does not redirect; a redirect would take the token along.
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 			return fmt.Errorf("consul redirects to %s: redirects are not followed", req.URL.Redacted())
@@ -143,13 +146,77 @@ func (o onlyOwnToken) RoundTrip(req *http.Request) (*http.Response, error) {
 	return o.next.RoundTrip(req)
 }
 
-// Fetch reads every service's instances. A service that fails, or whose answer Consul cut short for the
-// token's lack of rights, fails the whole fetch: a partial inventory is never returned. A service with no
-// instance (or that does not exist) gives no record.
-func (c *Consul) Fetch(ctx context.Context) (Snapshot, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
+// budgetKey carries a fetch's budget in its requests' context, for budgeted.
+type budgetKey struct{}
 
+// budgeted counts the body of every answer, its bytes (after the transport decompressed it) and the objects of
+// its list (the instances), against the budget of the fetch that asked: the client library decodes a whole
+// answer at once, and must not be handed more than the budget.
+type budgeted struct{ next http.RoundTripper }
+
+func (b budgeted) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.RoundTrip(req)
+	budget, ok := req.Context().Value(budgetKey{}).(*syncBudget)
+	if err != nil || !ok {
+		return resp, err
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{&listCounter{r: &budgetReader{r: resp.Body, pageMax: budget.limits.MaxBytes, pageBudget: "sync.maxBytes", sync: budget}, sync: budget}, resp.Body}
+	return resp, nil
+}
+
+// listCounter counts the objects of the JSON list it reads as they pass, against the sync's records.
+type listCounter struct {
+	r    io.Reader
+	sync *syncBudget
+	// The scanner's state: nesting depth, in a string, after a backslash in one.
+	depth            int
+	inString, escape bool
+}
+
+func (l *listCounter) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for _, c := range p[:n] {
+		switch {
+		case l.escape:
+			l.escape = false
+		case l.inString && c == '\\':
+			l.escape = true
+		case l.inString:
+			l.inString = c != '"'
+		case c == '"':
+			l.inString = true
+		case c == '{' || c == '[':
+			l.depth++
+			if l.depth == 2 && c == '{' {
+				if rerr := l.sync.record(); rerr != nil {
+					return 0, rerr
+				}
+			}
+		case c == '}' || c == ']':
+			l.depth--
+		}
+	}
+	return n, err
+}
+
+// Fetch reads every service's instances. A service that fails, or whose answer Consul cut short for the
+// token's lack of rights, or that goes over the budget, fails the whole fetch: a partial inventory is never
+// returned. A service with no instance (or that does not exist) gives no record.
+func (c *Consul) Fetch(ctx context.Context) (Snapshot, error) {
+	fetchCtx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	budget := newSyncBudget(c.opts.Budget)
+	snap, err := c.fetch(context.WithValue(fetchCtx, budgetKey{}, budget))
+	if budget.exceeded != nil && !errors.Is(err, budget.exceeded) {
+		err = fmt.Errorf("%w: %w", budget.exceeded, err)
+	}
+	return snap, overTime(ctx, fetchCtx, err, c.opts.Timeout, "timeout")
+}
+
+func (c *Consul) fetch(ctx context.Context) (Snapshot, error) {
 	var records []Record
 	indexes := make([]uint64, len(c.opts.Services))
 	for i, service := range c.opts.Services {

@@ -318,12 +318,15 @@ node "e-r1" { policy = "read" }`)
 			&consul.AgentService{ID: "edge8", Service: "gnmi-g", Address: "192.0.2.8"})
 		snap := consulFetch(t, inventory.ConsulOptions{Address: agent.HTTPAddress, Token: readToken,
 			Services: []string{"gnmi-g"}, NodeMetaLabels: []string{"site"}})
-		mapper, err := targetmapping.Compile(targetmapping.Mapping{Preset: targetmapping.PresetConsul, DefaultProfile: "default",
+		mapper, err := targetmapping.Compile(targetmapping.Mapping{Preset: targetmapping.PresetConsul, DefaultProfile: "default", AllowedProfiles: []string{"srl"},
 			DefaultPort: 9339, DefaultLabels: map[string]string{"source": "consul"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := mapper.Map(snap.Records)
+		res, err := mapper.Map(context.Background(), snap.Records, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		sort.Slice(res.Targets, func(i, j int) bool { return res.Targets[i].Name < res.Targets[j].Name })
 		want := []targetmapping.Target{
 			{Name: "edge7", Address: "192.0.2.7:57400", Profile: "default", Labels: map[string]string{"source": "consul"}},

@@ -3,56 +3,10 @@ package inventory
 import (
 	"fmt"
 	"math"
-	"strings"
 )
 
-// lookup follows a dotted path of object fields ("results", "links.next") through a decoded JSON document.
-func lookup(doc any, path string) (any, bool) {
-	v := doc
-	for _, field := range strings.Split(path, ".") {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = obj[field]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-// recordsOf is the list of records of a page: the list at path, or the page itself when path is empty. Every
-// record must be a JSON object.
-func recordsOf(page any, path string) ([]Record, error) {
-	v := page
-	if path != "" {
-		var found bool
-		if v, found = lookup(page, path); !found {
-			return nil, fmt.Errorf("no %s in the page", path)
-		}
-	}
-	list, ok := v.([]any)
-	if !ok {
-		where := "the page"
-		if path != "" {
-			where = path
-		}
-		return nil, fmt.Errorf("%s is %s, not a list of records", where, jsonKind(v))
-	}
-	records := make([]Record, 0, len(list))
-	for i, item := range list {
-		r, ok := item.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("record %d is %s, not an object", i, jsonKind(item))
-		}
-		records = append(records, r)
-	}
-	return records, nil
-}
-
-// countOf is the whole number at path.
-func countOf(page any, path string) (int, error) {
-	v, found := lookup(page, path)
+// countOf is v, the value found at path, as a whole number.
+func countOf(v any, found bool, path string) (int, error) {
 	if !found {
 		return 0, fmt.Errorf("no %s in the page", path)
 	}

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -43,6 +45,8 @@ type HTTPOptions struct {
 	MaxPageBytes int64
 	// Timeout of one whole fetch (0: 60s).
 	Timeout time.Duration
+	// Budget bounds the records and bytes of one fetch, every page together.
+	Budget Budget
 
 	// Transport replaces the HTTP transport built from the TLS options (tests).
 	Transport http.RoundTripper
@@ -96,10 +100,10 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	}
 	client := &http.Client{
 		Transport: transport,
-		// A redirect to another host would take the credentials along: refuse it.
+		// A redirect to another host, or from https to http, would take the credentials along: refuse it.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Host != first.Host || len(via) >= 5 {
-				return fmt.Errorf("the inventory redirects to %s: only redirects within %s are followed", req.URL.Redacted(), first.Host)
+			if !sameOrigin(req.URL, first) || len(via) >= 5 {
+				return fmt.Errorf("the inventory redirects to %s: only redirects within %s://%s are followed", req.URL.Redacted(), first.Scheme, first.Host)
 			}
 			return nil
 		},
@@ -107,13 +111,26 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	return &HTTP{opts: o, client: client, first: first}, nil
 }
 
-// Fetch reads every page. A page that fails, is not JSON, or links to a page on another host fails the whole
-// fetch: a partial inventory is never returned.
+// Fetch reads every page. A page that fails, is not JSON, links to a page on another scheme or host, or goes
+// over the budget fails the whole fetch: a partial inventory is never returned.
 func (h *HTTP) Fetch(ctx context.Context) (Snapshot, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
+	fetchCtx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
 	defer cancel()
+	snap, err := h.fetch(fetchCtx)
+	return snap, overTime(ctx, fetchCtx, err, h.opts.Timeout, "timeout")
+}
 
+func (h *HTTP) fetch(ctx context.Context) (Snapshot, error) {
 	snap := Snapshot{Announced: -1}
+	budget := newSyncBudget(h.opts.Budget)
+	fields := newPageFields(h.opts.RecordsField, h.opts.NextField, h.opts.CountField)
+	onRecord := func(r Record) error {
+		if err := budget.record(); err != nil {
+			return err
+		}
+		snap.Records = append(snap.Records, r)
+		return nil
+	}
 	var pages []cachedPage
 	allNotModified := len(h.pages) > 0
 	seen := map[string]bool{}
@@ -130,31 +147,18 @@ func (h *HTTP) Fetch(ctx context.Context) (Snapshot, error) {
 		if n < len(h.pages) && h.pages[n].url == next.String() {
 			cached = &h.pages[n]
 		}
-		body, etag, notModified, err := h.get(ctx, next, cached)
+		read, err := h.readPage(ctx, next, cached, budget, fields, onRecord)
 		if err != nil {
 			return Snapshot{}, fmt.Errorf("page %d (%s): %w", n+1, next.Redacted(), err)
 		}
-		allNotModified = allNotModified && notModified
-		if etag != "" {
-			pages = append(pages, cachedPage{url: next.String(), etag: etag, body: body})
-		} else {
-			pages = append(pages, cachedPage{url: next.String()})
-		}
-		var page any
-		if err := json.Unmarshal(body, &page); err != nil {
-			return Snapshot{}, fmt.Errorf("page %d (%s) is not JSON: %w", n+1, next.Redacted(), err)
-		}
-		records, err := recordsOf(page, h.opts.RecordsField)
-		if err != nil {
-			return Snapshot{}, fmt.Errorf("page %d (%s): %w", n+1, next.Redacted(), err)
-		}
-		snap.Records = append(snap.Records, records...)
+		allNotModified = allNotModified && read.notModified
+		pages = append(pages, read.cache)
 		if n == 0 && h.opts.CountField != "" {
-			if snap.Announced, err = countOf(page, h.opts.CountField); err != nil {
+			if snap.Announced, err = countOf(read.values.count, read.values.countFound, h.opts.CountField); err != nil {
 				return Snapshot{}, fmt.Errorf("page 1 (%s): %w", next.Redacted(), err)
 			}
 		}
-		if next, err = h.nextPage(page, next); err != nil {
+		if next, err = h.nextPage(read.values.next, next); err != nil {
 			return Snapshot{}, fmt.Errorf("page %d: %w", n+1, err)
 		}
 	}
@@ -166,9 +170,50 @@ func (h *HTTP) Fetch(ctx context.Context) (Snapshot, error) {
 	return snap, nil
 }
 
-// get reads one page; with a cached page of the same URL it asks If-None-Match and, on 304, returns the
-// cached body.
-func (h *HTTP) get(ctx context.Context, u *url.URL, cached *cachedPage) (body []byte, etag string, notModified bool, err error) {
+// readPage is what one page read gave.
+type readPage struct {
+	values      pageValues
+	cache       cachedPage
+	notModified bool
+}
+
+// readPage reads and decodes one page through the budget; with a cached page of the same URL it asks
+// If-None-Match and, on 304, decodes the cached body. A page that comes with an ETag is kept (its body as
+// read, within maxPageBytes) for the next fetch to ask with.
+func (h *HTTP) readPage(ctx context.Context, u *url.URL, cached *cachedPage, budget *syncBudget, fields pageFields,
+	onRecord func(Record) error) (readPage, error) {
+	body, etag, notModified, err := h.get(ctx, u, cached)
+	if err != nil {
+		return readPage{}, err
+	}
+	defer func() { _ = body.Close() }()
+	read := readPage{cache: cachedPage{url: u.String()}, notModified: notModified}
+	var r io.Reader = &budgetReader{r: body, pageMax: h.opts.MaxPageBytes, pageBudget: "maxPageBytes", sync: budget}
+	var kept *bytes.Buffer
+	if etag != "" && !notModified {
+		kept = &bytes.Buffer{}
+		r = io.TeeReader(r, kept)
+	}
+	if read.values, err = decodePage(r, fields, onRecord); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return readPage{}, fmt.Errorf("not JSON: %w", err)
+		}
+		return readPage{}, err
+	}
+	switch {
+	case notModified:
+		read.cache = *cached
+	case etag != "":
+		read.cache.etag, read.cache.body = etag, kept.Bytes()
+	}
+	return read, nil
+}
+
+// get asks for one page; with a cached page of the same URL it asks If-None-Match and, on 304, returns the
+// cached body. The body is plain JSON: a gzip body the transport did not decompress itself (it asked for
+// none) is decompressed here, and counted against the budget only then.
+func (h *HTTP) get(ctx context.Context, u *url.URL, cached *cachedPage) (body io.ReadCloser, etag string, notModified bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, "", false, err
@@ -191,32 +236,51 @@ func (h *HTTP) get(ctx context.Context, u *url.URL, cached *cachedPage) (body []
 	if err != nil {
 		return nil, "", false, err
 	}
-	defer func() { _ = resp.Body.Close() }()
 	switch {
 	case resp.StatusCode == http.StatusNotModified && cached != nil && cached.etag != "":
-		return cached.body, cached.etag, true, nil
+		_ = resp.Body.Close()
+		return io.NopCloser(bytes.NewReader(cached.body)), cached.etag, true, nil
 	case resp.StatusCode != http.StatusOK:
+		defer func() { _ = resp.Body.Close() }()
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 		return nil, "", false, fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(snippet))
 	}
-	body, err = io.ReadAll(io.LimitReader(resp.Body, h.opts.MaxPageBytes+1))
+	body, err = decompressed(resp)
 	if err != nil {
-		return nil, "", false, fmt.Errorf("read the body: %w", err)
-	}
-	if int64(len(body)) > h.opts.MaxPageBytes {
-		return nil, "", false, fmt.Errorf("the page is larger than %d bytes (maxPageBytes)", h.opts.MaxPageBytes)
+		_ = resp.Body.Close()
+		return nil, "", false, err
 	}
 	return body, resp.Header.Get("ETag"), false, nil
 }
 
+// decompressed is the response's body as plain bytes.
+func decompressed(resp *http.Response) (io.ReadCloser, error) {
+	enc := strings.TrimSpace(resp.Header.Get("Content-Encoding"))
+	switch {
+	case resp.Uncompressed || enc == "" || strings.EqualFold(enc, "identity"):
+		return resp.Body, nil
+	case strings.EqualFold(enc, "gzip"):
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("the gzip body: %w", err)
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{zr, resp.Body}, nil
+	}
+	return nil, fmt.Errorf("Content-Encoding %s is not supported (gzip is)", enc)
+}
+
+// sameOrigin is true when u is on origin's scheme and host: where the credentials may go.
+func sameOrigin(u, origin *url.URL) bool {
+	return u.Scheme == origin.Scheme && u.Host == origin.Host
+}
+
 // nextPage is the URL of the page after page (read from the current one), or nil on the last page. It stays
 // on the first page's scheme and host: the credentials go nowhere else.
-func (h *HTTP) nextPage(page any, current *url.URL) (*url.URL, error) {
-	if h.opts.NextField == "" {
-		return nil, nil
-	}
-	v, found := lookup(page, h.opts.NextField)
-	if !found || v == nil {
+func (h *HTTP) nextPage(v any, current *url.URL) (*url.URL, error) {
+	if h.opts.NextField == "" || v == nil {
 		return nil, nil
 	}
 	s, ok := v.(string)
@@ -231,8 +295,8 @@ func (h *HTTP) nextPage(page any, current *url.URL) (*url.URL, error) {
 		return nil, fmt.Errorf("%s %q is not a URL: %w", h.opts.NextField, s, err)
 	}
 	next := current.ResolveReference(ref)
-	if next.Host != h.first.Host {
-		return nil, fmt.Errorf("%s links to %s, outside the inventory's host %s", h.opts.NextField, next.Redacted(), h.first.Host)
+	if !sameOrigin(next, h.first) {
+		return nil, fmt.Errorf("%s links to %s, outside the inventory's host and scheme %s://%s", h.opts.NextField, next.Redacted(), h.first.Scheme, h.first.Host)
 	}
 	return next, nil
 }

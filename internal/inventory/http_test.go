@@ -181,3 +181,99 @@ func TestHTTPReadsATopLevelListOverTLSWithItsCA(t *testing.T) {
 		t.Errorf("without the CA: %v", err)
 	}
 }
+
+// recordingTransport records the URL of every request sent with credentials.
+type recordingTransport struct {
+	next http.RoundTripper
+	sent []string
+}
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" {
+		r.sent = append(r.sent, req.URL.String())
+	}
+	return r.next.RoundTrip(req)
+}
+
+func TestHTTPNeverTakesTheCredentialsFromHTTPSToHTTP(t *testing.T) {
+	var plain string // the inventory's own URL with http:// instead of https://
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, plain+"/page", http.StatusFound)
+		case "/next":
+			_, _ = w.Write([]byte(`{"results": [{"name": "x"}], "next": "` + plain + `/page"}`))
+		case "/page":
+			_, _ = w.Write([]byte(`{"results": [{"name": "y"}], "next": null}`))
+		}
+	}))
+	defer s.Close()
+	plain = "http://" + strings.TrimPrefix(s.URL, "https://")
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"a redirect to http on the same host", "/redirect", "only redirects within " + s.URL + " are followed"},
+		{"a next link to http on the same host", "/next", "outside the inventory's host and scheme " + s.URL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recordingTransport{next: s.Client().Transport}
+			h, err := inventory.NewHTTP(inventory.HTTPOptions{URL: s.URL + tc.path, RecordsField: "results", NextField: "next",
+				Header: http.Header{"Authorization": {"Token secret"}}, Transport: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Fetch(context.Background()); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want %q", err, tc.want)
+			}
+			for _, u := range rec.sent {
+				if strings.HasPrefix(u, "http://") {
+					t.Errorf("the credentials went to %s", u)
+				}
+			}
+			if len(rec.sent) != 1 {
+				t.Errorf("credentials sent %d times (%v), want once, to the first page", len(rec.sent), rec.sent)
+			}
+		})
+	}
+}
+
+func TestHTTPFollowsARedirectWithinTheInventory(t *testing.T) {
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+			return
+		}
+		_, _ = w.Write([]byte(`{"results": [{"name": "y"}]}`))
+	}))
+	defer s.Close()
+	_, snap := fetch(t, inventory.HTTPOptions{URL: s.URL + "/old", RecordsField: "results", Transport: s.Client().Transport})
+	if len(snap.Records) != 1 {
+		t.Errorf("%d records, want 1", len(snap.Records))
+	}
+}
+
+func TestHTTPSaysWhatIsWrongWithAPage(t *testing.T) {
+	s := serveJSON(map[string]string{
+		"/garbage":   `{"results": [{"name": "x"}`,
+		"/object":    `{"results": {"name": "x"}}`,
+		"/scalar":    `{"results": [1]}`,
+		"/two-docs":  `{"results": []} {"results": []}`,
+		"/somewhere": `{"data": {"devices": [{"name": "x"}], "next": null}, "count": 1}`,
+	})
+	defer s.Close()
+	for path, want := range map[string]string{
+		"/garbage":  "not JSON: unexpected EOF",
+		"/object":   "results is an object, not a list of records",
+		"/scalar":   "record 0 is a number, not an object",
+		"/two-docs": "more than one JSON document",
+	} {
+		h, _ := inventory.NewHTTP(inventory.HTTPOptions{URL: s.URL + path, RecordsField: "results"})
+		if _, err := h.Fetch(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", path, err, want)
+		}
+	}
+	_, snap := fetch(t, inventory.HTTPOptions{URL: s.URL + "/somewhere", RecordsField: "data.devices", NextField: "data.next", CountField: "count"})
+	if len(snap.Records) != 1 || snap.Announced != 1 {
+		t.Errorf("%d records, announced %d; want 1 and 1", len(snap.Records), snap.Announced)
+	}
+}

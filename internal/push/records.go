@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
 )
 
 // ErrInvalid is the cause of every refusal of a body that is not a snapshot or a delta this package reads.
@@ -22,35 +25,16 @@ type Delta struct {
 	Delete []string `json:"delete"`
 }
 
-// envelope is the object form of a snapshot, the one the pull side names records in.
-type envelope struct {
-	Records *[]Record `json:"records"`
-}
-
 // ParseSnapshot reads a full snapshot, either a JSON array of records or {"records": [...]}, and checks that
-// every record is an object with a unique key in keyField.
-func ParseSnapshot(body []byte, keyField string) ([]Record, error) {
-	var records []Record
-	trimmed := bytes.TrimSpace(body)
-	switch {
-	case len(trimmed) > 0 && trimmed[0] == '[':
-		if err := json.Unmarshal(trimmed, &records); err != nil {
-			return nil, fmt.Errorf("%w: snapshot: %v", ErrInvalid, err)
+// every record is an object with a unique key in keyField. It reads one record at a time and refuses more than
+// maxRecords (0: inventory.DefaultMaxRecords) at the first too many, with an *inventory.BudgetError.
+func ParseSnapshot(body []byte, keyField string, maxRecords int) ([]Record, error) {
+	records, err := snapshotRecords(json.NewDecoder(bytes.NewReader(body)), maxRecords)
+	if err != nil {
+		if inventory.IsBudgetExceeded(err) {
+			return nil, err
 		}
-	case len(trimmed) > 0 && trimmed[0] == '{':
-		var env envelope
-		if err := json.Unmarshal(trimmed, &env); err != nil {
-			return nil, fmt.Errorf("%w: snapshot: %v", ErrInvalid, err)
-		}
-		if env.Records == nil {
-			return nil, fmt.Errorf("%w: a snapshot object needs a \"records\" array", ErrInvalid)
-		}
-		records = *env.Records
-	default:
-		return nil, fmt.Errorf("%w: a snapshot is a JSON array of records or an object with a \"records\" array", ErrInvalid)
-	}
-	if records == nil {
-		records = []Record{}
+		return nil, fmt.Errorf("%w: snapshot: %v", ErrInvalid, err)
 	}
 	seen := make(map[string]int, len(records))
 	for i, r := range records {
@@ -66,8 +50,60 @@ func ParseSnapshot(body []byte, keyField string) ([]Record, error) {
 	return records, nil
 }
 
-// ParseDelta reads {"upsert": [...], "delete": [...]} and checks its records as ParseSnapshot does.
-func ParseDelta(body []byte, keyField string) (Delta, error) {
+// errNotASnapshot is a body that is neither form of a snapshot.
+var errNotASnapshot = errors.New(`a snapshot is a JSON array of records or an object with a "records" array`)
+
+// snapshotRecords reads the records of either form of a snapshot; other fields of the object form are skipped.
+func snapshotRecords(dec *json.Decoder, maxRecords int) ([]Record, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, errNotASnapshot
+	}
+	var records []Record
+	switch tok {
+	case json.Delim('['):
+		if records, err = readRecords(dec, maxRecords); err != nil {
+			return nil, err
+		}
+	case json.Delim('{'):
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			if key != "records" {
+				var skipped json.RawMessage
+				if err := dec.Decode(&skipped); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+				return nil, errors.New(`a snapshot object needs a "records" array`)
+			}
+			if records, err = readRecords(dec, maxRecords); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // '}'
+			return nil, err
+		}
+		if records == nil {
+			return nil, errors.New(`a snapshot object needs a "records" array`)
+		}
+	default:
+		return nil, errNotASnapshot
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("data after the snapshot")
+	}
+	return records, nil
+}
+
+// ParseDelta reads {"upsert": [...], "delete": [...]} and checks its records as ParseSnapshot does. A delta
+// of more than maxRecords upserts (0: inventory.DefaultMaxRecords) is refused with an *inventory.BudgetError;
+// its body is bounded before it is read (the endpoint's maxBodyBytes).
+func ParseDelta(body []byte, keyField string, maxRecords int) (Delta, error) {
 	var d Delta
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields() // a misspelt "deletes" must not be a delta that deletes nothing
@@ -76,6 +112,12 @@ func ParseDelta(body []byte, keyField string) (Delta, error) {
 	}
 	if d.Upsert == nil && d.Delete == nil {
 		return Delta{}, fmt.Errorf("%w: a delta needs \"upsert\" or \"delete\"", ErrInvalid)
+	}
+	if maxRecords <= 0 {
+		maxRecords = inventory.DefaultMaxRecords
+	}
+	if len(d.Upsert) > maxRecords {
+		return Delta{}, inventory.TooManyRecords(maxRecords)
 	}
 	upserted := make(map[string]bool, len(d.Upsert))
 	for i, r := range d.Upsert {

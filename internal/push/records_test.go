@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
 )
 
 func keysOf(t *testing.T, records []Record, field string) []string {
@@ -47,7 +49,7 @@ func TestParseSnapshot(t *testing.T) {
 			if strings.Contains(tc.body, `"id"`) {
 				field = "id"
 			}
-			records, err := ParseSnapshot([]byte(tc.body), field)
+			records, err := ParseSnapshot([]byte(tc.body), field, 0)
 			if tc.reason != "" {
 				if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.reason) {
 					t.Fatalf("error %v, want ErrInvalid saying %q", err, tc.reason)
@@ -84,7 +86,7 @@ func TestParseDelta(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDelta([]byte(tc.body), "name")
+			_, err := ParseDelta([]byte(tc.body), "name", 0)
 			if tc.reason == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -121,7 +123,7 @@ func TestApply(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := ParseDelta([]byte(tc.delta), "name")
+			d, err := ParseDelta([]byte(tc.delta), "name", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func TestEncodeDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(s.Compressed, 1<<20)
+	got, err := Decode(s.Compressed, inventory.Budget{MaxBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +189,11 @@ func TestEncodeDecode(t *testing.T) {
 	if changed.Digest == s.Digest {
 		t.Fatal("a changed record left the digest as it was")
 	}
-	if _, err := Decode(s.Compressed, 10); err == nil || !strings.Contains(err.Error(), "more than 10 bytes") {
+	if _, err := Decode(s.Compressed, inventory.Budget{MaxBytes: 10}); err == nil || !strings.Contains(err.Error(), "more than 10 bytes") {
 		t.Fatalf("a snapshot beyond the limit decoded: %v", err)
 	}
 	empty, _ := Encode(nil)
-	if got, err := Decode(empty.Compressed, 100); err != nil || got == nil || len(got) != 0 {
+	if got, err := Decode(empty.Compressed, inventory.Budget{MaxBytes: 100}); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("empty snapshot decoded as %v, %v", got, err)
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/inventory"
 )
 
 // Snapshot is a set of records in the form it is stored in: gzip-compressed JSON, and the SHA-256 of the
@@ -42,28 +43,54 @@ func Encode(records []Record) (Snapshot, error) {
 	return Snapshot{Compressed: buf.Bytes(), Digest: hex.EncodeToString(sum[:]), Records: len(records)}, nil
 }
 
-// Decode reads the records of a compressed snapshot, refusing one that decompresses beyond maxBytes.
-func Decode(compressed []byte, maxBytes int64) ([]Record, error) {
+// Decode reads the records of a compressed snapshot as it decompresses it, refusing one that decompresses
+// beyond budget.MaxBytes or holds more than budget.MaxRecords records (an *inventory.BudgetError) at the
+// first byte or record too many.
+func Decode(compressed []byte, budget inventory.Budget) ([]Record, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(compressed))
 	if err != nil {
 		return nil, fmt.Errorf("decompress snapshot: %w", err)
 	}
 	defer zr.Close()
-	plain, err := io.ReadAll(io.LimitReader(zr, maxBytes+1))
+	dec := json.NewDecoder(inventory.LimitSyncBytes(zr, budget.MaxBytes))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("decode snapshot: not a JSON array of records: %w", errOr(err, ErrInvalid))
+	}
+	records, err := readRecords(dec, budget.MaxRecords)
 	if err != nil {
-		return nil, fmt.Errorf("decompress snapshot: %w", err)
-	}
-	if int64(len(plain)) > maxBytes {
-		return nil, fmt.Errorf("decompress snapshot: more than %d bytes", maxBytes)
-	}
-	var records []Record
-	if err := json.Unmarshal(plain, &records); err != nil {
 		return nil, fmt.Errorf("decode snapshot: %w", err)
 	}
-	if records == nil {
-		records = []Record{}
+	return records, nil
+}
+
+// readRecords reads the rest of a JSON array whose '[' dec has read, one record at a time, refusing more than
+// maxRecords of them (0: inventory.DefaultMaxRecords).
+func readRecords(dec *json.Decoder, maxRecords int) ([]Record, error) {
+	if maxRecords <= 0 {
+		maxRecords = inventory.DefaultMaxRecords
+	}
+	records := []Record{}
+	for dec.More() {
+		if len(records) == maxRecords {
+			return nil, inventory.TooManyRecords(maxRecords)
+		}
+		var r Record
+		if err := dec.Decode(&r); err != nil {
+			return nil, err
+		}
+		records = append(records, r)
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		return nil, err
 	}
 	return records, nil
+}
+
+func errOr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
 }
 
 // MaxCompressed is the most a compressed snapshot may weigh: a ConfigMap holds at most 1 MiB of data and

@@ -17,8 +17,11 @@ type Mapping struct {
 	Preset string
 	// Expressions set by the user; an empty one takes the preset's, then the default's.
 	Expressions
-	// DefaultProfile is the profile of a Target whose profile expression gives nothing.
+	// DefaultProfile is the profile of a Target whose profile expression gives nothing. It is always allowed.
 	DefaultProfile string
+	// AllowedProfiles are the other profiles a record may have (profiles.go); a record with any other is
+	// invalid.
+	AllowedProfiles []string
 	// DefaultPort is added to an address without a port (0: 57400).
 	DefaultPort int
 	// DefaultLabels are put on every Target; the mapped labels win.
@@ -33,6 +36,7 @@ const costLimit = 1_000_000
 type Mapper struct {
 	m        Mapping
 	programs map[string]cel.Program // by field: expand, include, name, address, profile, labels, tags
+	allowed  allowedProfiles
 }
 
 // CompileError is an expression that does not compile.
@@ -69,7 +73,7 @@ func Compile(m Mapping) (*Mapper, error) {
 		{"expand", e.Expand}, {"include", e.Include}, {"name", e.Name}, {"address", e.Address},
 		{"profile", e.Profile}, {"labels", e.Labels}, {"tags", e.Tags},
 	}
-	mapper := &Mapper{m: m, programs: map[string]cel.Program{}}
+	mapper := &Mapper{m: m, programs: map[string]cel.Program{}, allowed: newAllowedProfiles(m.AllowedProfiles, m.DefaultProfile)}
 	var errs []error
 	for _, f := range fields {
 		if f.expr == "" {

@@ -11,9 +11,9 @@ import (
 // The records are what internal/inventory's Consul provider makes of Consul's catalog (its test against a
 // real agent checks that, and this preset on them, end to end: make test-consul).
 func TestConsulPresetNamesInstancesAfterTheirNodeOrTheirOwnID(t *testing.T) {
-	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetConsul, DefaultProfile: "routers", DefaultPort: 9339,
+	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetConsul, DefaultProfile: "routers", AllowedProfiles: []string{"srl"}, DefaultPort: 9339,
 		DefaultLabels: map[string]string{"source": "consul"}})
-	res := m.Map(records(t, "testdata/consul-instances.json", ""))
+	res := mapRecords(t, m, records(t, "testdata/consul-instances.json", ""))
 	want := []targetmapping.Target{
 		{Name: "leaf1", Address: "10.0.0.1:57400", Profile: "srl", Labels: map[string]string{"source": "consul", "site": "ams1"}},
 		{Name: "spine-1", Address: "[2001:db8::2]:6030", Profile: "routers", Labels: map[string]string{"source": "consul"}},

@@ -1,6 +1,7 @@
 package targetmapping
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -54,19 +56,50 @@ type Result struct {
 	Invalid []Invalid
 }
 
-// Map maps every record. Two records that map to one name: the first keeps it, the second is invalid.
-func (m *Mapper) Map(records []inventory.Record) Result {
+// DefaultWithin is the default of spec.sync.mappingTimeout: how long mapping every record of one sync may take.
+const DefaultWithin = 30 * time.Second
+
+// Map maps every record, within a deadline for them all (0: DefaultWithin). Two records that map to one name:
+// the first keeps it, the second is invalid. Each expression is bounded on each record by its cost
+// (costLimit); the deadline bounds them all together, so that an expression that runs to its cost on every
+// record of a large inventory fails the sync (an *inventory.BudgetError) instead of holding it for hours. An
+// error maps nothing.
+func (m *Mapper) Map(ctx context.Context, records []inventory.Record, within time.Duration) (Result, error) {
+	if within <= 0 {
+		within = DefaultWithin
+	}
+	mapCtx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	res, err := m.mapAll(mapCtx, records)
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		return Result{}, fmt.Errorf("map the records: %w", ctx.Err())
+	}
+	return Result{}, &inventory.BudgetError{Budget: "sync.mappingTimeout",
+		Exceeded: fmt.Sprintf("mapping %d records took longer than %s (%s)", len(records), within, err)}
+}
+
+// mapAll maps every record until ctx ends; its error is where it stopped.
+func (m *Mapper) mapAll(ctx context.Context, records []inventory.Record) (Result, error) {
 	var res Result
 	names := map[string]int{}
 	for i, rec := range records {
-		expanded, err := m.expand(rec)
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("stopped at record %d", i)
+		}
+		expanded, err := m.expand(ctx, rec)
 		if err != nil {
 			res.Invalid = append(res.Invalid, Invalid{Record: i, Reason: err.Error()})
 			continue
 		}
 		for _, r := range expanded {
-			t, included, err := m.mapOne(r)
+			t, included, err := m.mapOne(ctx, r)
 			switch {
+			case ctx.Err() != nil:
+				// The expression was interrupted, not wrong: no record is called invalid for the deadline.
+				return Result{}, fmt.Errorf("stopped at record %d", i)
 			case err != nil:
 				res.Invalid = append(res.Invalid, Invalid{Record: i, Name: t.Name, Reason: err.Error()})
 				continue
@@ -82,16 +115,16 @@ func (m *Mapper) Map(records []inventory.Record) Result {
 			res.Targets = append(res.Targets, t)
 		}
 	}
-	return res
+	return res, nil
 }
 
 // expand is the records a record stands for: itself, or the list expand gives.
-func (m *Mapper) expand(rec inventory.Record) ([]map[string]any, error) {
+func (m *Mapper) expand(ctx context.Context, rec inventory.Record) ([]map[string]any, error) {
 	prg, ok := m.programs["expand"]
 	if !ok {
 		return []map[string]any{rec}, nil
 	}
-	v, err := eval(prg, rec)
+	v, err := eval(ctx, prg, rec)
 	if err != nil {
 		return nil, fmt.Errorf("expand: %w", err)
 	}
@@ -111,8 +144,8 @@ func (m *Mapper) expand(rec inventory.Record) ([]map[string]any, error) {
 }
 
 // mapOne maps one (expanded) record; included is false when include left it out.
-func (m *Mapper) mapOne(rec map[string]any) (t Target, included bool, err error) {
-	inc, err := m.evalField("include", rec)
+func (m *Mapper) mapOne(ctx context.Context, rec map[string]any) (t Target, included bool, err error) {
+	inc, err := m.evalField(ctx, "include", rec)
 	if err != nil {
 		return t, false, err
 	}
@@ -121,20 +154,20 @@ func (m *Mapper) mapOne(rec map[string]any) (t Target, included bool, err error)
 	} else if !b {
 		return t, false, nil
 	}
-	if t.Name, err = m.stringField("name", rec); err != nil {
+	if t.Name, err = m.stringField(ctx, "name", rec); err != nil {
 		return t, true, err
 	}
 	if errs := validation.IsDNS1123Subdomain(t.Name); len(errs) > 0 {
 		return t, true, fmt.Errorf("name %q is not a valid object name: %s (targetName() makes one)", t.Name, strings.Join(errs, "; "))
 	}
-	address, err := m.stringField("address", rec)
+	address, err := m.stringField(ctx, "address", rec)
 	if err != nil {
 		return t, true, err
 	}
 	if t.Address, err = withPort(address, m.m.DefaultPort); err != nil {
 		return t, true, err
 	}
-	if t.Profile, err = m.stringField("profile", rec); err != nil {
+	if t.Profile, err = m.stringField(ctx, "profile", rec); err != nil {
 		return t, true, err
 	}
 	if t.Profile == "" {
@@ -143,7 +176,10 @@ func (m *Mapper) mapOne(rec map[string]any) (t Target, included bool, err error)
 	if t.Profile == "" {
 		return t, true, fmt.Errorf("no profile: the profile expression gives none and mapping.defaults.profile is not set")
 	}
-	labels, err := m.mapField("labels", rec)
+	if err := m.allowed.check(t.Profile); err != nil {
+		return t, true, err
+	}
+	labels, err := m.mapField(ctx, "labels", rec)
 	if err != nil {
 		return t, true, err
 	}
@@ -155,7 +191,7 @@ func (m *Mapper) mapOne(rec map[string]any) (t Target, included bool, err error)
 	if err := validLabels(t.Labels); err != nil {
 		return t, true, err
 	}
-	if t.Tags, err = m.mapField("tags", rec); err != nil {
+	if t.Tags, err = m.mapField(ctx, "tags", rec); err != nil {
 		return t, true, err
 	}
 	if len(t.Tags) > 64 {
@@ -164,8 +200,8 @@ func (m *Mapper) mapOne(rec map[string]any) (t Target, included bool, err error)
 	return t, true, nil
 }
 
-func (m *Mapper) evalField(field string, rec map[string]any) (any, error) {
-	v, err := eval(m.programs[field], rec)
+func (m *Mapper) evalField(ctx context.Context, field string, rec map[string]any) (any, error) {
+	v, err := eval(ctx, m.programs[field], rec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
@@ -173,8 +209,8 @@ func (m *Mapper) evalField(field string, rec map[string]any) (any, error) {
 }
 
 // stringField is an expression that gives a string; null gives "".
-func (m *Mapper) stringField(field string, rec map[string]any) (string, error) {
-	v, err := m.evalField(field, rec)
+func (m *Mapper) stringField(ctx context.Context, field string, rec map[string]any) (string, error) {
+	v, err := m.evalField(ctx, field, rec)
 	if err != nil {
 		return "", err
 	}
@@ -189,8 +225,8 @@ func (m *Mapper) stringField(field string, rec map[string]any) (string, error) {
 
 // mapField is an expression that gives a map, or a list of maps merged in order, whose values are strings,
 // numbers or bools; entries whose value is null or "" are left out.
-func (m *Mapper) mapField(field string, rec map[string]any) (map[string]string, error) {
-	v, err := m.evalField(field, rec)
+func (m *Mapper) mapField(ctx context.Context, field string, rec map[string]any) (map[string]string, error) {
+	v, err := m.evalField(ctx, field, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -280,9 +316,10 @@ func withPort(address string, port int) (string, error) {
 
 var valueType = reflect.TypeFor[*structpb.Value]()
 
-// eval runs a program on a record and gives its result as plain Go values (as JSON decodes them).
-func eval(prg cel.Program, rec map[string]any) (any, error) {
-	out, _, err := prg.Eval(map[string]any{"record": rec})
+// eval runs a program on a record and gives its result as plain Go values (as JSON decodes them). It stops
+// when ctx ends (checked every 100 steps of a comprehension).
+func eval(ctx context.Context, prg cel.Program, rec map[string]any) (any, error) {
+	out, _, err := prg.ContextEval(ctx, map[string]any{"record": rec})
 	if err != nil {
 		return nil, err
 	}

@@ -44,9 +44,9 @@ func compile(t *testing.T, m targetmapping.Mapping) *targetmapping.Mapper {
 }
 
 func TestNetBoxPresetMapsDevicesWithAPrimaryIP(t *testing.T) {
-	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetNetBox, DefaultProfile: "default",
+	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetNetBox, DefaultProfile: "default", AllowedProfiles: []string{"arista"},
 		DefaultLabels: map[string]string{"source": "netbox", "site": "overridden"}})
-	res := m.Map(records(t, "testdata/netbox-devices.json", "results"))
+	res := mapRecords(t, m, records(t, "testdata/netbox-devices.json", "results"))
 	want := []targetmapping.Target{
 		{Name: "leaf1.dc1", Address: "10.0.0.1:57400", Profile: "default",
 			Labels: map[string]string{"source": "netbox", "site": "dc1", "role": "leaf", "platform": "srlinux", "tag-core": "true", "tag-lab": "true"}},
@@ -63,7 +63,7 @@ func TestNetBoxPresetMapsDevicesWithAPrimaryIP(t *testing.T) {
 
 func TestHTTPSDPresetMakesOneTargetPerTarget(t *testing.T) {
 	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetHTTPSD, DefaultProfile: "p"})
-	res := m.Map(records(t, "testdata/http-sd.json", ""))
+	res := mapRecords(t, m, records(t, "testdata/http-sd.json", ""))
 	want := []targetmapping.Target{
 		{Name: "10.0.1.1-57400", Address: "10.0.1.1:57400", Profile: "p", Labels: map[string]string{"role": "leaf"}},
 		{Name: "10.0.1.2-57400", Address: "10.0.1.2:57400", Profile: "p", Labels: map[string]string{"role": "leaf"}},
@@ -75,12 +75,12 @@ func TestHTTPSDPresetMakesOneTargetPerTarget(t *testing.T) {
 }
 
 func TestCustomExpressionsReplaceThePresetsOneByOne(t *testing.T) {
-	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetNetBox, DefaultProfile: "default",
+	m := compile(t, targetmapping.Mapping{Preset: targetmapping.PresetNetBox, DefaultProfile: "default", AllowedProfiles: []string{"arista"},
 		Expressions: targetmapping.Expressions{
 			Name: `targetName(record.site.slug + "-" + record.name)`,
 			Tags: `{"site": record.site.slug, "id": record.id}`,
 		}})
-	res := m.Map(records(t, "testdata/netbox-devices.json", "results"))
+	res := mapRecords(t, m, records(t, "testdata/netbox-devices.json", "results"))
 	if len(res.Targets) != 2 || res.Targets[0].Name != "dc1-leaf1.dc1" || res.Targets[0].Address != "10.0.0.1:57400" {
 		t.Fatalf("targets %+v", res.Targets)
 	}
@@ -101,7 +101,7 @@ func TestMapReportsInvalidRecordsAndMapsTheOthers(t *testing.T) {
 		{"name": "bad-label", "address": "10.0.0.4", "labels": map[string]any{"a b": "x"}},
 		{"name": "", "address": "10.0.0.5"},
 	}
-	res := m.Map(recs)
+	res := mapRecords(t, m, recs)
 	if len(res.Targets) != 1 || res.Targets[0].Name != "ok" || res.Targets[0].Address != "10.0.0.1:57400" {
 		t.Fatalf("targets %+v", res.Targets)
 	}
@@ -118,7 +118,7 @@ func TestMapReportsInvalidRecordsAndMapsTheOthers(t *testing.T) {
 
 func TestMapWithoutAProfileIsInvalid(t *testing.T) {
 	m := compile(t, targetmapping.Mapping{})
-	res := m.Map([]inventory.Record{{"name": "a", "address": "10.0.0.1:1"}})
+	res := mapRecords(t, m, []inventory.Record{{"name": "a", "address": "10.0.0.1:1"}})
 	if len(res.Targets) != 0 || len(res.Invalid) != 1 || !strings.Contains(res.Invalid[0].Reason, "no profile") {
 		t.Errorf("got %+v", res)
 	}
@@ -142,7 +142,7 @@ func TestCompileNamesEveryBadExpression(t *testing.T) {
 func TestAnExpressionThatCostsTooMuchFailsItsRecordOnly(t *testing.T) {
 	m := compile(t, targetmapping.Mapping{DefaultProfile: "p", Expressions: targetmapping.Expressions{
 		Tags: `{"x": string(lists.range(100000).map(i, lists.range(100).map(j, i*j)).size())}`}})
-	res := m.Map([]inventory.Record{{"name": "a", "address": "h"}})
+	res := mapRecords(t, m, []inventory.Record{{"name": "a", "address": "h"}})
 	if len(res.Invalid) != 1 || !strings.Contains(res.Invalid[0].Reason, "cost") {
 		t.Errorf("got %+v", res)
 	}
@@ -180,7 +180,7 @@ func FuzzTargetNameIsAValidNameOrEmpty(f *testing.F) {
 
 // The generic CMDB example of docs/target-sources.md, as written there.
 func TestTheDocsCMDBExampleMapsAsDocumented(t *testing.T) {
-	m := compile(t, targetmapping.Mapping{Expressions: targetmapping.Expressions{
+	m := compile(t, targetmapping.Mapping{AllowedProfiles: []string{"arista-eos", "default"}, Expressions: targetmapping.Expressions{
 		Include: `!record.decommissioned`,
 		Name:    `targetName(record.hostname)`,
 		Address: `record.mgmt.ip + ':' + string(int(record.mgmt.port))`,
@@ -194,7 +194,7 @@ func TestTheDocsCMDBExampleMapsAsDocumented(t *testing.T) {
 		{"hostname": "R2.Paris", "mgmt": {"ip": "192.0.2.2", "port": 6030}, "vendor": "arista", "decommissioned": true}]`), &recs); err != nil {
 		t.Fatal(err)
 	}
-	res := m.Map(recs)
+	res := mapRecords(t, m, recs)
 	want := []targetmapping.Target{{Name: "r1.paris", Address: "192.0.2.1:6030", Profile: "arista-eos",
 		Labels: map[string]string{"vendor": "arista", "city": "paris"}, Tags: map[string]string{"hostname": "R1.Paris"}}}
 	if !reflect.DeepEqual(res.Targets, want) || res.Skipped != 1 || len(res.Invalid) != 0 {
@@ -206,7 +206,7 @@ func TestOptionalFieldsReadWithDefaults(t *testing.T) {
 	m := compile(t, targetmapping.Mapping{DefaultProfile: "p", Expressions: targetmapping.Expressions{
 		Labels: `{"platform": record.?platform.?slug.orValue('none'), "port": string(record.port)}`,
 	}})
-	res := m.Map([]inventory.Record{{"name": "a", "address": "h", "port": 6030.0}, {"name": "b", "address": "h", "platform": map[string]any{"slug": "eos"}, "port": 1.0}})
+	res := mapRecords(t, m, []inventory.Record{{"name": "a", "address": "h", "port": 6030.0}, {"name": "b", "address": "h", "platform": map[string]any{"slug": "eos"}, "port": 1.0}})
 	if len(res.Targets) != 2 || res.Targets[0].Labels["platform"] != "none" || res.Targets[1].Labels["platform"] != "eos" || res.Targets[0].Labels["port"] != "6030" {
 		t.Errorf("got %+v", res)
 	}
