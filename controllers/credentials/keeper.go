@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
 
@@ -63,7 +64,7 @@ func (k *Keeper) now() time.Time {
 // data is remembered at its new resourceVersion.
 func (k *Keeper) ensureSecret(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string,
 	change func(map[string][]byte) (bool, error)) (map[string][]byte, error) {
-	cached, found, err := k.ownSecretData(ctx, cluster.Namespace, name)
+	cached, found, err := k.ownSecretData(ctx, cluster, name)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,10 @@ func (k *Keeper) ensureSecret(ctx context.Context, cluster *operatorv1alpha1.Clu
 	err = k.Reader.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, secret)
 	exists := err == nil
 	switch {
+	case exists:
+		if err := owned.CheckClusterOwns(cluster, secret, "Secret"); err != nil {
+			return nil, err
+		}
 	case apierrors.IsNotFound(err):
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cluster.Namespace,
 			Labels: workload.Labels(cluster)}, Type: corev1.SecretTypeOpaque}
@@ -101,6 +106,7 @@ func (k *Keeper) ensureSecret(ctx context.Context, cluster *operatorv1alpha1.Clu
 	}
 	// The label marks the Secret as the operator's: config/rbac/operator_writes_policy.yaml lets it write no other.
 	secret.Labels = workload.Merged(secret.Labels, workload.Labels(cluster))
+	secret.Annotations = workload.Merged(secret.Annotations, owned.OwnerAnnotations("Cluster", cluster.Name))
 	if exists {
 		log.FromContext(ctx).Info("renewing", "secret", name)
 		err = k.Client.Update(ctx, secret)
@@ -116,9 +122,21 @@ func (k *Keeper) ensureSecret(ctx context.Context, cluster *operatorv1alpha1.Clu
 }
 
 // ownSecretData is the data of one of the Cluster's own Secrets through the Secret content cache; found is
-// false when the cache has none, and the caller then asks the API server.
-func (k *Keeper) ownSecretData(ctx context.Context, namespace, name string) (data map[string][]byte, found bool, err error) {
-	secrets, err := k.Reader.Secrets(ctx, namespace, []string{name})
+// false when the cache has none, and the caller then asks the API server. A Secret of the name that is not the
+// Cluster's is a NameTakenError: its data is not read.
+func (k *Keeper) ownSecretData(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string) (data map[string][]byte, found bool, err error) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	switch err := k.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, meta); {
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("read metadata of secret %s: %w", name, err)
+	}
+	if err := owned.CheckClusterOwns(cluster, meta, "Secret"); err != nil {
+		return nil, false, err
+	}
+	secrets, err := k.Reader.Secrets(ctx, cluster.Namespace, []string{name})
 	if err != nil {
 		return nil, false, err
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
@@ -80,8 +81,9 @@ func (k *Keeper) cachedTargetTLS(ctx context.Context, cluster *operatorv1alpha1.
 func (k *Keeper) EnsureTargetTLS(ctx context.Context, cluster *operatorv1alpha1.Cluster, t TargetTLS) error {
 	want := workload.TargetTLSSecret(cluster, t.Bundle.Files)
 	mark := omittedMark(t.Bundle.Omitted)
+	want.Annotations = owned.OwnerAnnotations("Cluster", cluster.Name)
 	if mark != "" {
-		want.Annotations = map[string]string{omittedTLSAnnotation: mark}
+		want.Annotations[omittedTLSAnnotation] = mark
 	}
 	if err := controllerutil.SetControllerReference(cluster, want, k.Scheme); err != nil {
 		return fmt.Errorf("own secret %s: %w", want.Name, err)
@@ -103,16 +105,19 @@ func (k *Keeper) EnsureTargetTLS(ctx context.Context, cluster *operatorv1alpha1.
 		return nil
 	case err != nil:
 		return fmt.Errorf("read secret %s: %w", want.Name, err)
-	case holdsTargetTLS(have, want, cluster):
+	}
+	if err := owned.CheckClusterOwns(cluster, have, "Secret"); err != nil {
+		return err
+	}
+	if holdsTargetTLS(have, want, cluster) {
 		return nil
 	}
 	was := have.Annotations[omittedTLSAnnotation]
 	have.Data = want.Data
 	have.Labels = workload.Merged(have.Labels, want.Labels)
+	have.Annotations = workload.Merged(have.Annotations, want.Annotations)
 	if mark == "" {
 		delete(have.Annotations, omittedTLSAnnotation)
-	} else {
-		have.Annotations = workload.Merged(have.Annotations, want.Annotations)
 	}
 	have.OwnerReferences = want.OwnerReferences
 	logger.Info("updating", "kind", "Secret", "name", want.Name, "files", len(want.Data), "omitted", len(t.Bundle.Omitted))
@@ -129,6 +134,7 @@ func (k *Keeper) EnsureTargetTLS(ctx context.Context, cluster *operatorv1alpha1.
 func holdsTargetTLS(have, want *corev1.Secret, cluster *operatorv1alpha1.Cluster) bool {
 	return maps.EqualFunc(have.Data, want.Data, bytes.Equal) &&
 		have.Labels[operatorv1alpha1.ClusterLabel] == cluster.Name &&
+		have.Annotations[owned.OwnerAnnotation] == want.Annotations[owned.OwnerAnnotation] &&
 		have.Annotations[omittedTLSAnnotation] == want.Annotations[omittedTLSAnnotation] &&
 		metav1.IsControlledBy(have, cluster)
 }

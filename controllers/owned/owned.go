@@ -1,7 +1,8 @@
 // Package owned keeps the objects the operator makes for a Cluster (its StatefulSets, Service, ConfigMap,
 // PodDisruptionBudget, NetworkPolicy) as the operator wants them: created when missing, updated when what the
 // operator wants changed or someone changed what it sets, deleted when no longer wanted, and never written
-// when nothing changed.
+// when nothing changed. An object of the name that the operator did not make is never written or deleted
+// (ownership.go).
 package owned
 
 import (
@@ -10,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,6 +114,9 @@ func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	if err != nil || created {
 		return err
 	}
+	if err := CheckClusterOwns(owner, have, kindName(want)); err != nil {
+		return err
+	}
 	if w.Settled.holds(kind, have, hash) {
 		return nil
 	}
@@ -164,12 +169,14 @@ func getOrCreate[T client.Object](ctx context.Context, w Writer, want, have T) (
 	return false, nil
 }
 
-// prepare sets want's controller reference to owner and its desired-hash annotation, and returns the hash.
+// prepare sets want's controller reference to owner, its owner annotation and its desired-hash annotation,
+// and returns the hash.
 func prepare(w Writer, owner, want client.Object) (string, error) {
 	kind := fmt.Sprintf("%T", want)
 	if err := controllerutil.SetControllerReference(owner, want, w.Scheme); err != nil {
 		return "", fmt.Errorf("own %s %s: %w", kind, want.GetName(), err)
 	}
+	want.SetAnnotations(workload.Merged(want.GetAnnotations(), OwnerAnnotations("Cluster", owner.GetName())))
 	hash, err := desiredHash(want)
 	if err != nil {
 		return "", fmt.Errorf("hash %s %s: %w", kind, want.GetName(), err)
@@ -205,9 +212,10 @@ func annotate(obj client.Object, hash string) {
 	obj.SetAnnotations(annotations)
 }
 
-// Delete deletes the object of kind named key when the cache holds one: a delete on every reconcile would be a
-// write each time. obj is an empty object of the kind.
-func Delete(ctx context.Context, w Writer, kind string, key client.ObjectKey, obj client.Object) error {
+// Delete deletes the object of kind named key when the cache holds one and it is owner's: a delete on every
+// reconcile would be a write each time, and someone else's object of the name is not the operator's to delete.
+// obj is an empty object of the kind.
+func Delete(ctx context.Context, w Writer, owner client.Object, kind string, key client.ObjectKey, obj client.Object) error {
 	err := w.Client.Get(ctx, key, obj)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -215,9 +223,21 @@ func Delete(ctx context.Context, w Writer, kind string, key client.ObjectKey, ob
 	case err != nil:
 		return fmt.Errorf("get %s %s: %w", kind, key.Name, err)
 	}
+	if CheckClusterOwns(owner, obj, kind) != nil {
+		return nil
+	}
 	log.FromContext(ctx).Info("deleting", "kind", kind, "name", obj.GetName())
 	if err := w.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete %s %s: %w", kind, obj.GetName(), err)
 	}
 	return nil
+}
+
+// kindName is the kind of a typed object as users name it: Service for *v1.Service.
+func kindName(obj client.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	t := fmt.Sprintf("%T", obj)
+	return t[strings.LastIndex(t, ".")+1:]
 }
