@@ -180,8 +180,11 @@ var _ = Describe("Cluster across failure domains", func() {
 			g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3))
 			g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(map[string]string{operatorv1alpha1.ClusterLabel: other.Name}))
 		}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
-		Eventually(func() []string { return f.events(operatorv1alpha1.EventStatefulSetNameTaken) }, 10*time.Second).
-			Should(ContainElement(ContainSubstring("belongs to Cluster " + other.Name)))
+		Eventually(func() []string { return f.events(operatorv1alpha1.EventNameTaken) }, 10*time.Second).
+			Should(ContainElement(ContainSubstring("StatefulSet " + other.Name + " (controlled by Cluster " + other.Name + ")")))
+		owned := condition(f.cluster(), operatorv1alpha1.ConditionResourcesOwned)
+		Expect(owned.Status).To(Equal(metav1.ConditionFalse))
+		Expect(owned.Reason).To(Equal(operatorv1alpha1.ReasonNameTaken))
 	})
 })
 

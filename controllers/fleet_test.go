@@ -50,6 +50,9 @@ type fleet struct {
 	collectorOptions []fakecollector.Option
 	// domains are the names of the Cluster's spec.domains, in order; empty for a Cluster without domains.
 	domains []string
+	// image is the collector image of the pods the fleet starts: the Cluster's spec.image, as a StatefulSet
+	// would give them.
+	image string
 }
 
 // newFleet is a fleet of a Cluster with the default collector API: mutual TLS with the certificates the
@@ -104,6 +107,7 @@ func startTunedFleet(replicas int, podCapacity *int32, grace string, withTLS boo
 		tune(c)
 	}
 	f.plainHTTP = c.Spec.API.Insecure != nil
+	f.image = c.Spec.Image
 	for _, d := range c.Spec.Domains {
 		f.domains = append(f.domains, d.Name)
 	}
@@ -193,7 +197,7 @@ func (f *fleet) addPodOn(ordinal int, node string) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: f.podName(ordinal), Namespace: f.ns,
 			Labels: f.podLabels(ordinal)},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:test"}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "gnmic", Image: f.image}}},
 	}
 	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
 	f.setReady(ordinal, true)

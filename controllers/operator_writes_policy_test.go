@@ -69,7 +69,7 @@ var _ = Describe("The operator's write policies", Ordered, func() {
 		users.Labels = ofCluster("core")
 		err := asOperator.Update(suiteCtx, users)
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
-		Expect(err.Error()).To(ContainSubstring("was neither labelled as its own nor controlled by its Cluster"))
+		Expect(err.Error()).To(ContainSubstring("was neither labelled as its own, nor annotated operator.gnmic.dev/owner for its Cluster, nor controlled by it"))
 
 		own := secret("edge-api-ca", nil)
 		Expect(asOperator.Get(suiteCtx, client.ObjectKeyFromObject(own), own)).To(Succeed())
@@ -84,6 +84,20 @@ var _ = Describe("The operator's write policies", Ordered, func() {
 		Expect(k8sClient.Create(suiteCtx, s)).To(Succeed())
 		s.Labels = ofCluster("core")
 		Expect(asOperator.Update(suiteCtx, s)).To(Succeed())
+	})
+
+	It("let the operator take over a Secret of a Cluster's name that its owner annotation hands to that Cluster, and no other", func() {
+		handed := secret("core-gnmi-tls", nil)
+		handed.Annotations = map[string]string{operatorv1alpha1.OwnerAnnotation: "Cluster/core"}
+		Expect(k8sClient.Create(suiteCtx, handed)).To(Succeed())
+		handed.Labels = ofCluster("core")
+		Expect(asOperator.Update(suiteCtx, handed)).To(Succeed())
+
+		elsewhere := secret("core-tunnel-tls", nil)
+		elsewhere.Annotations = map[string]string{operatorv1alpha1.OwnerAnnotation: "Cluster/edge"}
+		Expect(k8sClient.Create(suiteCtx, elsewhere)).To(Succeed())
+		elsewhere.Labels = ofCluster("core")
+		Expect(apierrors.IsForbidden(asOperator.Update(suiteCtx, elsewhere))).To(BeTrue(), "handed to another Cluster")
 	})
 
 	It("let the operator write its metrics API certificate in its own namespace only", func() {
@@ -128,7 +142,7 @@ var _ = Describe("The operator's write policies", Ordered, func() {
 		Expect(asOperator.Create(suiteCtx, target("from-inventory", ofSource), client.DryRunAll)).To(Succeed())
 		err := asOperator.Create(suiteCtx, target("not-controlled", nil), client.DryRunAll)
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
-		Expect(err.Error()).To(ContainSubstring("gnmic-operator writes only the Targets a TargetSource controls: Target not-controlled"))
+		Expect(err.Error()).To(ContainSubstring("gnmic-operator writes only the Targets a TargetSource controls or is handed (annotation operator.gnmic.dev/owner): Target not-controlled"))
 
 		By("a hand-made Target: neither updated, nor taken over, nor deleted")
 		hand := target("by-hand", nil)
@@ -148,6 +162,14 @@ var _ = Describe("The operator's write policies", Ordered, func() {
 		orphan.OwnerReferences = nil
 		Expect(apierrors.IsForbidden(asOperator.Update(suiteCtx, orphan))).To(BeTrue())
 		Expect(asOperator.Delete(suiteCtx, owned)).To(Succeed())
+
+		By("a hand-made Target annotated for a TargetSource: taken over, not deleted before it is")
+		handed := target("handed", nil)
+		handed.Annotations = map[string]string{operatorv1alpha1.OwnerAnnotation: "TargetSource/netbox"}
+		Expect(k8sClient.Create(suiteCtx, handed)).To(Succeed())
+		Expect(apierrors.IsForbidden(asOperator.Delete(suiteCtx, target("handed", nil)))).To(BeTrue())
+		handed.OwnerReferences = ofSource
+		Expect(asOperator.Update(suiteCtx, handed)).To(Succeed())
 	})
 })
 

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -221,10 +222,11 @@ func (f *fleet) processor(g Gomega, name string) *operatorv1alpha1.Processor {
 // newSiblingFleet is a second Cluster, called name, in of's namespace, with replicas pods and a Pipeline
 // ("all-<name>") that selects no target and sends to of's Output "file".
 func newSiblingFleet(of *fleet, name string, replicas int) *fleet {
-	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}, ns: of.ns, name: name}
+	f := &fleet{subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}, ns: of.ns, name: name,
+		image: gnmic.DefaultImage}
 	f.port = freePort(f.ip(0))
 	c := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: f.ns}}
-	c.Spec.Image = "ghcr.io/openconfig/gnmic:test"
+	c.Spec.Image = f.image
 	c.Spec.Replicas = ptr.To(int32(replicas))
 	c.Spec.API.RestPort = int32(f.port)
 	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())

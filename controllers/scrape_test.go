@@ -159,13 +159,13 @@ var _ = Describe("Prometheus outputs and the gNMI server", Ordered, func() {
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "other"}, Ports: []corev1.ServicePort{{Port: 80}}}}
 		Expect(k8sClient.Create(suiteCtx, theirs)).To(Succeed())
 		f.addScrapedOutput("metrics", "")
-		Eventually(func() int32 { return f.eventCount(operatorv1alpha1.EventServiceNameTaken) }, 10*time.Second).Should(BeNumerically("==", 1))
+		Eventually(func() int32 { return f.eventCount(operatorv1alpha1.EventNameTaken) }, 10*time.Second).Should(BeNumerically("==", 1))
 		Consistently(func(g Gomega) {
 			var svc corev1.Service
 			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(theirs), &svc)).To(Succeed())
 			g.Expect(svc.Spec.Selector).To(Equal(map[string]string{"app": "other"}))
 			g.Expect(metav1.GetControllerOf(&svc)).To(BeNil())
-			g.Expect(f.eventCount(operatorv1alpha1.EventServiceNameTaken)).To(BeNumerically("==", 1))
+			g.Expect(f.eventCount(operatorv1alpha1.EventNameTaken)).To(BeNumerically("==", 1))
 		}, 5*time.Second).Should(Succeed())
 		Expect(f.appliedOutputs(Default, 0)).To(HaveKey("metrics"), "the output itself is sent all the same")
 	})

@@ -18,6 +18,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
 
@@ -308,7 +309,8 @@ var _ = Describe("A sharded operator", Ordered, func() {
 // before the Cluster and targets s0000… selected by their own Pipeline. The pod is there first so that a
 // replica that reconciled the Cluster without seeing it would report every target unassigned.
 func addClusterBeside(f *fleet, name string, targets int) *fleet {
-	g := &fleet{ns: f.ns, name: name, subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{}}
+	g := &fleet{ns: f.ns, name: name, subnet: int(fleetSeq.Add(1)), collectors: map[int]*fakecollector.Collector{},
+		image: gnmic.DefaultImage}
 	g.port = freePort(g.ip(0))
 	DeferCleanup(g.close)
 	Expect(k8sClient.Create(suiteCtx, &operatorv1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
@@ -323,7 +325,7 @@ func addClusterBeside(f *fleet, name string, targets int) *fleet {
 	}
 	g.addPod(0)
 	c := &operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}
-	c.Spec.Image = "ghcr.io/openconfig/gnmic:test"
+	c.Spec.Image = g.image
 	c.Spec.Replicas = ptr.To(int32(1))
 	c.Spec.API.RestPort = int32(g.port)
 	Expect(k8sClient.Create(suiteCtx, c)).To(Succeed())

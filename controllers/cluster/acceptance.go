@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +35,8 @@ type acceptance struct {
 	failedOn           *[]operatorv1alpha1.ComponentFailure
 	secretRefs         []operatorv1alpha1.ConfigSecretRef
 	eventProcessors    []string
+	// config is nil for Inputs: only an Output's templates are judged (output_templates.go).
+	config map[string]apiextensionsv1.JSON
 	// portConflicts is nil for Inputs (port_conflicts.go).
 	portConflicts *[]operatorv1alpha1.ConfigurationRejection
 }
@@ -41,7 +45,7 @@ func outputAcceptance(o *operatorv1alpha1.Output) acceptance {
 	return acceptance{kind: rejection.KindOutput, name: o.Name, generation: o.Generation,
 		observedGeneration: &o.Status.ObservedGeneration, conditions: &o.Status.Conditions, rejectedBy: &o.Status.RejectedBy,
 		failedOn: &o.Status.FailedOn, secretRefs: o.Spec.SecretRefs, eventProcessors: o.Spec.EventProcessors,
-		portConflicts: &o.Status.PortConflicts}
+		portConflicts: &o.Status.PortConflicts, config: o.Spec.Config}
 }
 
 func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
@@ -54,8 +58,9 @@ func inputAcceptance(in *operatorv1alpha1.Input) acceptance {
 // namespace (present while its collectors refuse a configuration the object is blamed for) and in its
 // failedOn list (present while collectors report it failed to start, output_health.go), drops entries of
 // Clusters that no longer exist, and sets each object's Accepted and Running conditions from the lists, the
-// SecretsResolved condition of those with spec.secretRefs (secret_refs.go) and the ProcessorsResolved condition
-// of those with spec.eventProcessors (processors.go).
+// SecretsResolved condition of those with spec.secretRefs (secret_refs.go), the ProcessorsResolved condition
+// of those with spec.eventProcessors (processors.go) and the TemplatesSupported condition of Outputs with
+// templates (output_templates.go), emitting GomplateRemoved on an Output whose templates turn unsupported.
 func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world, v sharedVerdict,
 	h outputHealth) error {
 	if w.renderErr != nil {
@@ -78,16 +83,30 @@ func (r *Reconciler) reportOutputsAndInputs(ctx context.Context, cluster *operat
 		_, ok := w.rendered.Inputs[name]
 		return ok
 	}
-	return r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
+	unsupportedTemplates := map[string]string{} // Output name → the event's message
+	err := r.writeAcceptance(ctx, w.objects.Outputs, w.objects.Inputs, func(a acceptance) {
 		judge(a, cluster.Name, sent(a.kind, a.name), exists, v)
 		if h.watched {
 			judgeRunning(a, cluster.Name, sent(a.kind, a.name), exists, h)
 		}
 		setSecretsResolved(a, w)
 		setProcessorsResolved(a, w)
+		if msg := setTemplatesSupported(a, w); msg != "" {
+			unsupportedTemplates[a.name] = msg
+		}
 		conflict, listens := w.portVerdict(a.name)
 		judgePort(a, cluster.Name, conflict, listens, exists)
 	})
+	if err != nil {
+		return err
+	}
+	// Only once the status that says so is written: a failed write retries, and judges again.
+	for i := range w.objects.Outputs {
+		if o := &w.objects.Outputs[i]; unsupportedTemplates[o.Name] != "" {
+			r.Recorder.Event(o, corev1.EventTypeWarning, operatorv1alpha1.EventGomplateRemoved, unsupportedTemplates[o.Name])
+		}
+	}
+	return nil
 }
 
 // removeFromRejections removes a deleted Cluster's entries from the rejectedBy and failedOn lists of the namespace's Outputs

@@ -21,7 +21,7 @@ import (
 func (r *Reconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placementPlan, pushed pushResults) {
 	fleetmetrics.StartCounting(cluster.Namespace, cluster.Name)
 	fleetmetrics.MovesTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(plan.result.Moves)))
-	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.failedPods())))
+	fleetmetrics.PushFailuresTotal.WithLabelValues(cluster.Namespace, cluster.Name).Add(float64(len(pushed.retriedPods())))
 	r.reportHandovers(cluster, pushed)
 	if moves := plan.result.Moves; len(moves) > 0 {
 		r.Recorder.Eventf(cluster, corev1.EventTypeNormal, operatorv1alpha1.EventTargetsMoved, "moved %d target(s) (lower bound %d): %s",
@@ -37,7 +37,7 @@ func (r *Reconciler) emitEvents(cluster *operatorv1alpha1.Cluster, plan placemen
 			len(shared), rejectionOf(pushed, shared[0]))
 	}
 	for _, pp := range pushed.pods {
-		if pp.err != nil && !pp.sharedRejection {
+		if pp.err != nil && !pp.sharedRejection && !pp.unsupported { // the too old: CollectorsSupported's event
 			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventPushFailed, "pod %s: %v", pp.pod.Name, pp.err)
 		}
 	}

@@ -23,9 +23,6 @@ func (r *Reconciler) ensureGNMIServer(ctx context.Context, cluster *operatorv1al
 	if svc == nil {
 		return r.deleteControlledService(ctx, cluster, workload.GNMIServiceName(cluster))
 	}
-	if taken, err := r.nameTakenByAnother(ctx, cluster, svc.Name, &corev1.Service{}); err != nil || taken {
-		return err
-	}
 	return owned.Ensure(ctx, r.owned, cluster, svc, &corev1.Service{}, keepAllocated)
 }
 

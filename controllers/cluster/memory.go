@@ -65,12 +65,16 @@ type clusterMemory struct {
 	monitors map[string]monitorCheck
 	// saidCRDMissing is true once the Cluster was told that the ServiceMonitor CRD is missing, until it is not.
 	saidCRDMissing bool
+	// saidTooOld is what the Cluster was last warned its collectors lack, image by image (without the pods, so
+	// that the second pod of the same image answering is no news); empty while nothing is missing.
+	saidTooOld string
 	// saidPortConflicts is the port conflicts the Cluster was last warned of, empty while there are none.
 	saidPortConflicts string
 	// monitorErrLogged is the ServiceMonitor write failure last logged, empty after a success.
 	monitorErrLogged string
-	// namesTaken are the Service names the Cluster needs that something else holds, of which it was warned.
-	namesTaken map[string]bool
+	// saidNamesTaken is the objects the Cluster needs that are someone else's, of which it was last warned;
+	// empty while there are none.
+	saidNamesTaken string
 	// targets is the namespace's Targets as last listed (observe.go's listTargets).
 	targets listedTargets
 	// fleet remembers each selected target's rendered configuration and each pod's cut of the fleet's

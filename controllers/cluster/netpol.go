@@ -31,7 +31,7 @@ func (r *Reconciler) ensureNetworkPolicy(ctx context.Context, cluster *operatorv
 	}
 	np := workload.NetworkPolicy(cluster, r.operatorPeer(), workload.OutputPorts(w.rendered.Outputs))
 	if np == nil {
-		return owned.Delete(ctx, r.owned, "NetworkPolicy", client.ObjectKeyFromObject(cluster), &networkingv1.NetworkPolicy{})
+		return owned.Delete(ctx, r.owned, cluster, "NetworkPolicy", client.ObjectKeyFromObject(cluster), &networkingv1.NetworkPolicy{})
 	}
 	return owned.Ensure(ctx, r.owned, cluster, np, &networkingv1.NetworkPolicy{}, func(have, want *networkingv1.NetworkPolicy) {
 		have.Spec = want.Spec

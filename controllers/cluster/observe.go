@@ -16,6 +16,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/credentials"
+	"github.com/gnmic-operator/gnmic-operator/controllers/owned"
 	"github.com/gnmic-operator/gnmic-operator/internal/clusterplacement"
 	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/render"
@@ -37,6 +38,9 @@ type world struct {
 	// targetTLS is the Cluster's target TLS Secret, which carries the TLS files of its targets to every
 	// collector pod: what it should hold and what it held.
 	targetTLS credentials.TargetTLS
+	// taken is the objects of the names the Cluster needs that are someone else's, left as they are: found by
+	// observe (the Cluster's own Secrets) and by ensureWorkload.
+	taken owned.Taken
 	// pods are the Cluster's collector pods by ordinal; terminating are those being deleted, whose collectors
 	// may still run for their termination grace period.
 	pods        map[int]*corev1.Pod

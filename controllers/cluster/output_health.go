@@ -30,6 +30,9 @@ type outputHealth struct {
 	pods []string
 	// failures are the objects the pods hold and report failed, sorted by kind, name and pod.
 	failures []componentFailure
+	// tooOld are the objects the Cluster sends that its collectors are too old for (their type, or the state
+	// streams that tell whether they run), by kind/name: the pods, sorted, and why (collector_api.go).
+	tooOld map[string]objectFailure
 }
 
 // componentFailure is one Output or Input that one pod's collector holds and could not start.
@@ -55,6 +58,9 @@ func (r *Reconciler) readOutputHealth(w *world, ordinals []int) outputHealth {
 		if pod == nil {
 			continue
 		}
+		if level, ok := r.collectorAPI(pod); ok {
+			h.addTooOld(pod.Name, level, w)
+		}
 		states, known := r.streams.Components(pod)
 		entry, acked := r.ledger.Acknowledged(pod)
 		if !known || !acked {
@@ -78,6 +84,60 @@ func (r *Reconciler) readOutputHealth(w *world, ordinals []int) outputHealth {
 	sort.Strings(h.pods)
 	sort.Slice(h.failures, func(i, j int) bool { return h.failures[i].key() < h.failures[j].key() })
 	return h
+}
+
+// addTooOld notes the Outputs and Inputs the Cluster sends that the pod's collector, answering as level, is too
+// old for.
+func (h *outputHealth) addTooOld(pod string, level gnmic.APILevel, w *world) {
+	for _, part := range []struct {
+		kind    string
+		types   map[string]gnmic.Release
+		objects map[string]map[string]any
+	}{
+		{rejection.KindOutput, gnmic.OutputTypes, w.rendered.Outputs},
+		{rejection.KindInput, gnmic.InputTypes, w.rendered.Inputs},
+	} {
+		for name, cfg := range part.objects {
+			typ, _ := cfg["type"].(string)
+			why := tooOldFor(level, part.kind, typ, part.types)
+			if why == "" {
+				continue
+			}
+			if h.tooOld == nil {
+				h.tooOld = map[string]objectFailure{}
+			}
+			key := part.kind + "/" + name
+			o := h.tooOld[key]
+			o.kind, o.name, o.pods, o.reasons = part.kind, name, append(o.pods, pod), []string{why}
+			h.tooOld[key] = o
+		}
+	}
+}
+
+// tooOldFor is why a collector answering as level cannot run an Output or Input of type typ, or cannot say
+// whether it runs; "" when it can.
+func tooOldFor(level gnmic.APILevel, kind, typ string, since map[string]gnmic.Release) string {
+	lacks := func(what string, release gnmic.Release) string {
+		return fmt.Sprintf("collectors answering as gNMIc %s have no %s (gNMIc %s or newer has it)", level.Releases(), what, release)
+	}
+	switch release, known := since[typ]; {
+	case !level.Has(gnmic.FeatureConfigApply):
+		return lacks("config apply: nothing is sent to them", gnmic.FeatureSince(gnmic.FeatureConfigApply))
+	case known && level.AnswersAs.Before(release):
+		return lacks(fmt.Sprintf("%s of type %s", strings.ToLower(kind), typ), release)
+	case !level.Has(gnmic.FeatureStateStreams):
+		return lacks("state streams: whether it runs is never known", gnmic.FeatureSince(gnmic.FeatureStateStreams))
+	}
+	return ""
+}
+
+// tooOldOf is the object's pods whose collectors are too old for it.
+func (h outputHealth) tooOldOf(kind, name string) (objectFailure, bool) {
+	o, ok := h.tooOld[kind+"/"+name]
+	if ok {
+		sort.Strings(o.pods)
+	}
+	return o, ok
 }
 
 // kindProcessor names Processors in failures blamed on them.
@@ -283,17 +343,23 @@ func (w *world) objectNamed(kind, name string) runtime.Object {
 // that no longer exist are dropped (exists nil keeps every other entry).
 func judgeRunning(a acceptance, cluster string, sent bool, exists map[string]bool, h outputHealth) {
 	var kept []operatorv1alpha1.ComponentFailure
+	old, tooOld := h.tooOldOf(a.kind, a.name)
+	tooOld = tooOld && sent
 	for _, e := range *a.failedOn {
 		switch {
 		case e.Cluster == cluster:
-			if sent && !h.known() {
+			if sent && !h.known() && !tooOld {
 				kept = append(kept, e)
 			}
 		case exists == nil || exists[e.Cluster]:
 			kept = append(kept, e)
 		}
 	}
-	if o, failed := h.of(a.kind, a.name); sent && h.known() && failed {
+	// Collectors too old for the object say more than their reason for failing it ("unknown output type").
+	if o, failed := h.of(a.kind, a.name); tooOld {
+		kept = append(kept, operatorv1alpha1.ComponentFailure{Cluster: cluster, Pods: first(old.pods, 16),
+			PodCount: int32(len(old.pods)), Reason: truncate(strings.Join(old.reasons, "; "), 2048), CollectorTooOld: true})
+	} else if sent && h.known() && failed {
 		kept = append(kept, operatorv1alpha1.ComponentFailure{Cluster: cluster, Pods: first(o.pods, 16),
 			PodCount: int32(len(o.pods)), Reason: truncate(strings.Join(o.reasons, "; "), 2048)})
 	}
@@ -305,13 +371,26 @@ func judgeRunning(a acceptance, cluster string, sent bool, exists map[string]boo
 		Message:            fmt.Sprintf("no collector that holds this %s reports it failed to start", a.kind),
 		ObservedGeneration: a.generation}
 	if len(kept) > 0 {
-		parts := make([]string, len(kept))
-		for i, e := range kept {
-			parts[i] = fmt.Sprintf("Cluster %s, pod(s) %s: %s", e.Cluster, strings.Join(e.Pods, ", "), e.Reason)
+		var failed, old []string
+		for _, e := range kept {
+			part := fmt.Sprintf("Cluster %s, pod(s) %s: %s", e.Cluster, strings.Join(e.Pods, ", "), e.Reason)
+			if e.CollectorTooOld {
+				old = append(old, part)
+			} else {
+				failed = append(failed, part)
+			}
 		}
 		cond.Status, cond.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonFailedOnCollectors
-		cond.Message = truncate("the collectors took it and could not start it, their targets run without it: "+
-			strings.Join(parts, "; "), maxConditionMessage)
+		var parts []string
+		if len(old) > 0 {
+			cond.Reason = operatorv1alpha1.ReasonCollectorTooOld
+			parts = append(parts, "the collectors are too old for it: "+strings.Join(old, "; "))
+		}
+		if len(failed) > 0 {
+			parts = append(parts, "the collectors took it and could not start it, their targets run without it: "+
+				strings.Join(failed, "; "))
+		}
+		cond.Message = truncate(strings.Join(parts, "; "), maxConditionMessage)
 	} else if !(sent && h.known()) && meta.FindStatusCondition(*a.conditions, operatorv1alpha1.ConditionRunning) == nil {
 		return // nothing is known of it yet
 	}

@@ -53,6 +53,9 @@ type podPush struct {
 	// every pod shares (outputs, inputs, processors) is what no collector of the Cluster accepted, so that
 	// every pod would refuse it: then the pods keep serving what they hold and stay Ready.
 	pushFailed, rejected, sharedRejection bool
+	// unsupported is true when the pod's collector has no config apply (collector_api.go): it is not pushed to,
+	// and err says so every reconcile alike.
+	unsupported bool
 	// sharedPart fingerprints the outputs, inputs and processors of the configuration last tried; tried is
 	// that configuration.
 	sharedPart string
@@ -72,6 +75,12 @@ type pushResults struct {
 
 func (p pushResults) failedPods() []string {
 	return p.podNames(func(pp *podPush) bool { return pp.err != nil })
+}
+
+// retriedPods are the failed pods a retry with backoff may mend: all but those whose collector has no config
+// apply, which are asked again on a schedule of their own (collector.Ledger.APIDue).
+func (p pushResults) retriedPods() []string {
+	return p.podNames(func(pp *podPush) bool { return pp.err != nil && !pp.unsupported })
 }
 
 // sharedRejections are the pods that refused a configuration every pod would refuse.
@@ -151,7 +160,7 @@ func (r *Reconciler) push(ctx context.Context, cluster *operatorv1alpha1.Cluster
 	for _, step := range results.decision.Steps {
 		pp := results.pods[step.Ordinal]
 		pp.step = step
-		if pp.err == nil {
+		if pp.err == nil && !r.lacksApply(pp) {
 			r.applyStep(ctx, cluster, w, &memory.fleet, pp, configs[step.Ordinal])
 		}
 	}
@@ -298,9 +307,17 @@ func (r *Reconciler) applyStep(ctx context.Context, cluster *operatorv1alpha1.Cl
 	if err != nil {
 		pp.err = fmt.Errorf("push configuration to pod %s: %w", pp.pod.Name, err)
 		pp.status.Error = pp.err.Error()
-		var rejected *gnmic.ConfigRejectedError
+		var (
+			rejected    *gnmic.ConfigRejectedError
+			unsupported *gnmic.UnsupportedError
+		)
 		pp.pushFailed, pp.rejected = true, errors.As(err, &rejected)
 		pp.sharedPart, pp.tried = w.sharedPart(cfg), cfg
+		if errors.As(err, &unsupported) {
+			r.noteUnsupported(pp, unsupported)
+			logger.Info("collector has no config apply: not pushed to again before it is probed", "answer", unsupported.Answer)
+			return
+		}
 		logger.Error(err, "push failed")
 		return
 	}

@@ -87,6 +87,10 @@ func wantConfigured(pp *podPush) configuredCondition {
 	have := podCondition(pp.pod, operatorv1alpha1.ConditionPodConfigured)
 	heldBefore := have != nil && have.Status == corev1.ConditionTrue && have.Reason == applied.reason
 	switch {
+	case pp.unsupported:
+		// Not pushed, and said alike every reconcile: the gate is written once.
+		return configuredCondition{status: corev1.ConditionFalse, reason: operatorv1alpha1.ReasonCollectorTooOld,
+			message: pp.status.Error}
 	case pp.err != nil && pp.sharedRejection && heldBefore:
 		// Every pod refuses this configuration: the pod keeps serving what it holds. Turning every gate False
 		// would make the PodDisruptionBudget block every eviction and stall rollouts, for nothing.

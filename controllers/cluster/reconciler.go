@@ -105,6 +105,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	defer turn.Done()
 
 	world, err := r.observe(ctx, &cluster)
+	if taken := (*owned.NameTakenError)(nil); errors.As(err, &taken) {
+		after, err := r.reportCredentialsTaken(ctx, &cluster, taken)
+		if err != nil {
+			return conflict.Retry(ctx, err)
+		}
+		return ctrl.Result{RequeueAfter: after}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -125,7 +132,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: sharding.LookAgain}, nil
 	}
 	defer endPushes()
+	// The probe is a POST, however harmless: only the replica that may push sends one.
+	r.probeCollectors(pushCtx, &cluster, world, asked)
 	pushed := r.push(pushCtx, &cluster, world, plan, runtimes, reachable)
+	r.wakeForAPIChecks(&cluster, world)
 	r.rereadPushed(ctx, &cluster, world, runtimes, pushed)
 	pushed.countRunning(plan, runtimes)
 	reportTunnelTargets(world, pushed, runtimes)
@@ -150,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return conflict.Retry(ctx, statusErr)
 	}
 
-	if failed := pushed.failedPods(); len(failed) > 0 {
+	if failed := pushed.retriedPods(); len(failed) > 0 {
 		// Returning the error makes controller-runtime retry with exponential backoff; the status already
 		// names the pods.
 		return ctrl.Result{}, fmt.Errorf("push configuration to %d pod(s): %v", len(failed), failed)
@@ -160,6 +170,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	next := r.nextLook(plan, runtimes, pushed, nextRestart, r.nextSilenceLook(req.NamespacedName), world.domainBlockAt(),
 		statuses.firstStatusDue)
+	if len(world.taken.Names()) > 0 {
+		next = min(next, namesTakenLook) // an object without the Cluster's label wakes nothing when it goes
+	}
 	if statuses.backlog {
 		next = min(next, conflict.RetryAfter) // the Target statuses left for the next reconcile
 	}

@@ -84,8 +84,8 @@ func (r *Reconciler) trackRefusals(key types.NamespacedName, memory *clusterMemo
 // pushOutcome is what the pod's push did in this reconcile.
 func pushOutcome(pp *podPush) rejection.Outcome {
 	switch {
-	case !pp.considered:
-		return rejection.NotTried
+	case !pp.considered, pp.unsupported:
+		return rejection.NotTried // a collector without config apply refuses nothing: it is too old
 	case pp.pushFailed && pp.sharedRejection:
 		return rejection.SharedRejection
 	case pp.pushFailed:

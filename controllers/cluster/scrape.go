@@ -58,8 +58,8 @@ func scrapedOutputs(w *world) (outputs []workload.ScrapedOutput, ok bool) {
 }
 
 // ensureOutputServices keeps a Service per prometheus output the collectors run, deletes those of outputs the
-// Cluster no longer sends to, and keeps their ServiceMonitors. A Service whose name another owner holds is left
-// alone, with a warning event: it never takes another object over.
+// Cluster no longer sends to, and keeps their ServiceMonitors. A Service whose name someone else holds is left
+// alone and recorded in w.taken (it never takes another object over), and so is its ServiceMonitor.
 func (r *Reconciler) ensureOutputServices(ctx context.Context, cluster *operatorv1alpha1.Cluster, w *world) error {
 	outputs, ok := scrapedOutputs(w)
 	if !ok {
@@ -70,21 +70,17 @@ func (r *Reconciler) ensureOutputServices(ctx context.Context, cluster *operator
 	for _, s := range outputs {
 		svc := workload.OutputService(cluster, s)
 		keep[svc.Name] = true
-		if taken, err := r.nameTakenByAnother(ctx, cluster, svc.Name, &corev1.Service{}); err != nil || taken {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		mine = append(mine, s)
-		if err := owned.Ensure(ctx, r.owned, cluster, svc, &corev1.Service{}, keepAllocated); err != nil {
+		if err := w.taken.Keep(owned.Ensure(ctx, r.owned, cluster, svc, &corev1.Service{}, keepAllocated)); err != nil {
 			return err
+		}
+		if !w.taken.Has("Service", svc.Name) {
+			mine = append(mine, s)
 		}
 	}
 	if err := r.deleteUnwantedOutputServices(ctx, cluster, keep); err != nil {
 		return err
 	}
-	w.published = r.ensureServiceMonitors(ctx, cluster, mine)
+	w.published = r.ensureServiceMonitors(ctx, cluster, mine, &w.taken)
 	return nil
 }
 
@@ -106,47 +102,6 @@ func keepAllocated(have, want *corev1.Service) {
 		}
 	}
 	have.Spec = want.Spec
-}
-
-// nameTakenByAnother tells whether an object of obj's kind named name exists and is controlled by something
-// other than the Cluster; it then raises a warning event, once while the name stays taken. The cache, which holds the objects labelled with a
-// Cluster, answers for the Cluster's own; only a name it does not hold costs a read of the API server.
-func (r *Reconciler) nameTakenByAnother(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string, obj client.Object) (bool, error) {
-	key := client.ObjectKey{Namespace: cluster.Namespace, Name: name}
-	memory := r.memoryOf(client.ObjectKeyFromObject(cluster))
-	err := r.Get(ctx, key, obj)
-	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, obj)
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		delete(memory.namesTaken, name)
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("get %s %s: %w", kindOf(obj), name, err)
-	}
-	owner := metav1.GetControllerOf(obj)
-	ours := owner == nil && obj.GetLabels()[operatorv1alpha1.ClusterLabel] == cluster.Name // owner reference removed by hand
-	if ours || owner != nil && owner.Kind == "Cluster" && owner.Name == cluster.Name {
-		delete(memory.namesTaken, name)
-		return false, nil
-	}
-	if memory.namesTaken == nil {
-		memory.namesTaken = map[string]bool{}
-	}
-	if !memory.namesTaken[name] {
-		r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventServiceNameTaken,
-			"%s %s exists and is not the Cluster's: rename it, or the Output", kindOf(obj), name)
-	}
-	memory.namesTaken[name] = true
-	return true, nil
-}
-
-func kindOf(obj client.Object) string {
-	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
-		return k
-	}
-	return fmt.Sprintf("%T", obj)
 }
 
 // deleteUnwantedOutputServices deletes the output Services the Cluster controls whose names are not in keep.
@@ -176,7 +131,8 @@ func (r *Reconciler) deleteUnwantedOutputServices(ctx context.Context, cluster *
 // ensureServiceMonitors keeps a ServiceMonitor for each output that wants one, and deletes that of each output
 // that no longer does, while the CRD is installed. A failure is reported in the Cluster's status and retried at
 // the next reconcile; it never fails the reconcile: ServiceMonitors are an extra.
-func (r *Reconciler) ensureServiceMonitors(ctx context.Context, cluster *operatorv1alpha1.Cluster, outputs []workload.ScrapedOutput) published {
+func (r *Reconciler) ensureServiceMonitors(ctx context.Context, cluster *operatorv1alpha1.Cluster, outputs []workload.ScrapedOutput,
+	taken *owned.Taken) published {
 	var p published
 	for _, s := range outputs {
 		if s.ServiceMonitorEnabled() {
@@ -203,6 +159,7 @@ func (r *Reconciler) ensureServiceMonitors(ctx context.Context, cluster *operato
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			r.serviceMonitorCRD.forgetAnswer() // the CRD went away since discovery said otherwise
 		}
+		err = taken.Keep(err)
 		if err != nil {
 			p.monitorErr = err
 		}
@@ -245,10 +202,8 @@ func (r *Reconciler) ensureServiceMonitor(ctx context.Context, cluster *operator
 	case err != nil:
 		return fmt.Errorf("get servicemonitor %s: %w", want.GetName(), err)
 	default:
-		if owner := metav1.GetControllerOf(have); owner != nil && owner.UID != cluster.UID {
-			r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventServiceNameTaken,
-				"ServiceMonitor %s exists and is not the Cluster's: rename it, or the Output", want.GetName())
-			return nil
+		if err := owned.CheckClusterOwns(cluster, have, "ServiceMonitor"); err != nil {
+			return err
 		}
 		if !serviceMonitorHolds(have, want) {
 			log.FromContext(ctx).Info("updating", "kind", "ServiceMonitor", "name", want.GetName())

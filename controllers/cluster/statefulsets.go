@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,45 +35,21 @@ func (r *Reconciler) ensureStatefulSets(ctx context.Context, cluster *operatorv1
 	keep := map[string]bool{}
 	for _, sts := range want {
 		keep[sts.Name] = true
-		if err := r.refuseAnotherClustersStatefulSet(ctx, cluster, sts.Name); err != nil {
-			return err
-		}
 		if w.apiTLS != nil {
 			sts.Spec.Template.Annotations[credentials.APITLSChecksumAnnotation] = w.apiTLS.Checksum
 		}
 		if err := r.holdOutputPorts(ctx, cluster, sts, known); err != nil {
 			return err
 		}
-		if err := owned.Ensure(ctx, r.owned, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
+		// A StatefulSet of the name that is someone else's (Cluster "a" with domain "b" and Cluster "a-b" both
+		// name theirs "a-b") is left alone; the other domains' are still kept.
+		if err := w.taken.Keep(owned.Ensure(ctx, r.owned, cluster, sts, &appsv1.StatefulSet{}, func(have, want *appsv1.StatefulSet) {
 			have.Spec = want.Spec
-		}); err != nil {
+		})); err != nil {
 			return err
 		}
 	}
 	return r.deleteUnwantedStatefulSets(ctx, cluster, keep)
-}
-
-// refuseAnotherClustersStatefulSet fails when the StatefulSet the Cluster wants is controlled by another
-// Cluster: Cluster "a" with domain "b" and Cluster "a-b" both name theirs "a-b". Rewriting it would fail (a
-// StatefulSet's selector cannot change) with an error that does not say why; the event says why. A
-// StatefulSet controlled by a Cluster of the same name (deleted and created again, its StatefulSet not
-// collected yet) is taken over as before.
-func (r *Reconciler) refuseAnotherClustersStatefulSet(ctx context.Context, cluster *operatorv1alpha1.Cluster, name string) error {
-	var have appsv1.StatefulSet
-	err := r.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, &have)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("get statefulset %s: %w", name, err)
-	}
-	owner := metav1.GetControllerOf(&have)
-	if owner == nil || owner.Kind != "Cluster" || owner.Name == cluster.Name {
-		return nil
-	}
-	r.Recorder.Eventf(cluster, corev1.EventTypeWarning, operatorv1alpha1.EventStatefulSetNameTaken,
-		"StatefulSet %s belongs to Cluster %s: rename the domain (or that Cluster)", name, owner.Name)
-	return fmt.Errorf("statefulset %s belongs to cluster %s, not to %s", name, owner.Name, cluster.Name)
 }
 
 // deleteUnwantedStatefulSets deletes the StatefulSets the Cluster controls whose names are not in keep.

@@ -47,6 +47,7 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 		st.TunnelTargets += pp.status.TunnelTargetsCount
 		collector := pp.status
 		collector.TargetUnits = int32(w.weights.Units(plan.onPod[o]))
+		r.reportCollectorAPI(&collector, pp.pod)
 		st.Collectors = append(st.Collectors, collector)
 	}
 
@@ -69,8 +70,10 @@ func (r *Reconciler) reportStatus(ctx context.Context, cluster *operatorv1alpha1
 	r.reportDomains(cluster, w)
 	r.setCapacityCondition(cluster, w, plan)
 	r.setAPISecuredCondition(cluster)
+	r.setCollectorsSupportedCondition(cluster, w, pushed)
 	r.setOutputPortsCondition(cluster, w)
 	r.setServiceMonitorsCondition(cluster, w)
+	r.setResourcesOwnedCondition(cluster, w.taken.Names())
 	failed, applying := pushed.failedPods(), pushed.applyingPods()
 	applied := metav1.Condition{Type: operatorv1alpha1.ConditionConfigApplied, Status: metav1.ConditionTrue,
 		Reason: "Applied", Message: "every ready collector pod runs its configuration", ObservedGeneration: cluster.Generation}

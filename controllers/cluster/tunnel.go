@@ -106,9 +106,6 @@ func (r *Reconciler) ensureTunnelService(ctx context.Context, cluster *operatorv
 	if svc == nil {
 		return r.deleteControlledService(ctx, cluster, workload.TunnelServiceName(cluster))
 	}
-	if taken, err := r.nameTakenByAnother(ctx, cluster, svc.Name, &corev1.Service{}); err != nil || taken {
-		return err
-	}
 	return owned.Ensure(ctx, r.owned, cluster, svc, &corev1.Service{}, keepAllocated)
 }
 

@@ -22,6 +22,7 @@ import (
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/controllers/conflict"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/tunnelpolicy"
 	"github.com/gnmic-operator/gnmic-operator/internal/workload"
 )
@@ -126,6 +127,45 @@ func computeStatus(p *operatorv1alpha1.TunnelTargetPolicy, profiles, subs map[st
 		}
 	}
 	meta.SetStatusCondition(&st.Conditions, ready)
+	setRunning(p, clusters)
+}
+
+// setRunning says whether the collectors of the Clusters the policy applies to match devices against it: gNMIc
+// before 0.47.0 takes tunnel-target-matches and matches no device with them (docs/collectors.md). Their
+// Clusters' status.collectors say which pods lack it, as the pods answered. No Cluster, no condition.
+func setRunning(p *operatorv1alpha1.TunnelTargetPolicy, clusters []operatorv1alpha1.Cluster) {
+	st := &p.Status
+	if len(st.Clusters) == 0 {
+		meta.RemoveStatusCondition(&st.Conditions, operatorv1alpha1.ConditionRunning)
+		return
+	}
+	feature := string(gnmic.FeatureTunnelTargetMatches)
+	var parts []string
+	for i := range clusters {
+		c := &clusters[i]
+		if !slices.Contains(st.Clusters, c.Name) {
+			continue
+		}
+		var pods []string
+		answers := ""
+		for _, col := range c.Status.Collectors {
+			if slices.Contains(col.MissingFeatures, feature) {
+				pods, answers = append(pods, col.Pod), col.AnswersAs
+			}
+		}
+		if len(pods) > 0 {
+			parts = append(parts, fmt.Sprintf("Cluster %s, pod(s) %s (gNMIc %s)", c.Name, strings.Join(pods, ", "), answers))
+		}
+	}
+	running := metav1.Condition{Type: operatorv1alpha1.ConditionRunning, Status: metav1.ConditionTrue,
+		Reason: operatorv1alpha1.ReasonRunningOnCollectors, ObservedGeneration: p.Generation,
+		Message: fmt.Sprintf("no collector of Cluster(s) %s is known to lack working %s", strings.Join(st.Clusters, ", "), feature)}
+	if len(parts) > 0 {
+		running.Status, running.Reason = metav1.ConditionFalse, operatorv1alpha1.ReasonCollectorTooOld
+		running.Message = fmt.Sprintf("%s: their collectors ignore every device that dials in (%s match devices from "+
+			"gNMIc %s)", strings.Join(parts, "; "), feature, gnmic.FeatureSince(gnmic.FeatureTunnelTargetMatches))
+	}
+	meta.SetStatusCondition(&st.Conditions, running)
 }
 
 func names[T any, PT interface {
