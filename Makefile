@@ -193,6 +193,18 @@ bench-targetsource: control-plane | $(LOCALBIN) ## Sync a NetBox of TARGETSOURCE
 		> $(LOCALBIN)/bench-targetsource.log 2>&1; status=$$?; \
 		grep -E '^\s*bench:|Ran [0-9]+ of|^(ok|FAIL)' $(LOCALBIN)/bench-targetsource.log | sed 's/^\s*//'; exit $$status
 
+# Not part of `make test`: the figures of the budgets in docs/security.md. Each hostile answer (a gzip body
+# inflating to 1 GiB, 10 million records, CEL at its cost limit on every record, a slowloris inventory, a 1 GiB
+# push) goes through the operator's code path; prints the reason each fails with and the peak RSS meanwhile.
+.PHONY: bench-budgets
+bench-budgets: control-plane | $(LOCALBIN) ## Sync hostile inventories (envtest) and post a 1 GiB push; prints the budget each hits and the peak RSS.
+	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" BENCH_BUDGETS=1 GOTOOLCHAIN=local \
+		go test ./controllers/targetsource/ -count=1 -timeout 30m -v -ginkgo.v -ginkgo.focus='Budgets bench' \
+		> $(LOCALBIN)/bench-budgets.log 2>&1; status=$$?; \
+	BENCH_BUDGETS=1 GOTOOLCHAIN=local go test ./pushendpoint/ -count=1 -run '^TestBenchBudgetsPush$$' -v \
+		>> $(LOCALBIN)/bench-budgets.log 2>&1 || status=1; \
+	grep -E '^\s*bench:|Ran [0-9]+ of|^(ok|FAIL)' $(LOCALBIN)/bench-budgets.log | sed 's/^\s*//'; exit $$status
+
 # Not part of test-e2e (build tag scale): the figures of docs/fleet.md's bulk-arrival table.
 BULK_TARGETS ?= 5000
 BULK_PODS ?= 10

@@ -12,7 +12,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.priorities) || self.domainPolicy.priorities.targetOrder.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.priorities.targetOrder must name domains of spec.domains"
 // +kubebuilder:validation:XValidation:rule="!has(self.domainPolicy) || !has(self.domainPolicy.proportions) || self.domainPolicy.proportions.targetProportions.all(n, self.domains.exists(d, d.name == n))",message="domainPolicy.proportions.targetProportions must name domains of spec.domains"
 type ClusterSpec struct {
-	// Image is the gNMIc container image of the collector pods, for example ghcr.io/openconfig/gnmic:0.42.0.
+	// Image is the gNMIc container image of the collector pods, for example ghcr.io/openconfig/gnmic:0.47.0.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
@@ -555,6 +555,19 @@ type CollectorStatus struct {
 	// +listMapKey=id
 	// +optional
 	TunnelTargets []TunnelTargetStatus `json:"tunnelTargets,omitempty"`
+	// MissingFeatures are the features of the collector API the operator uses that the pod's collector lacks,
+	// as learnt from how it answered (docs/collectors.md has each one's first gNMIc release); empty when it
+	// has them all or has not answered yet.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=64
+	// +listType=set
+	// +optional
+	MissingFeatures []string `json:"missingFeatures,omitempty"`
+	// AnswersAs is the gNMIc releases whose collector API answers as the pod's collector did, such as
+	// "0.44.0 to 0.46.x" or "0.47.0 or newer"; empty until it answered.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	AnswersAs string `json:"answersAs,omitempty"`
 }
 
 // Cluster is a fleet of gNMIc collector pods (a StatefulSet) that the operator configures with the targets,

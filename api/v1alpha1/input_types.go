@@ -47,7 +47,7 @@ type InputStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Input is blamed for),
-	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, and with
+	// Running (no collector that holds it failed to start it, or is too old for it: reason CollectorTooOld), with spec.secretRefs SecretsResolved, and with
 	// event processors ProcessorsResolved.
 	// +listType=map
 	// +listMapKey=type

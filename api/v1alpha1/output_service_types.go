@@ -93,8 +93,6 @@ const (
 	// EventOutputPortConflict: two of the Cluster's outputs (or an output and the REST API or gNMI server)
 	// listen on one port; raised once per conflict.
 	EventOutputPortConflict = "OutputPortConflict"
-	// EventServiceNameTaken: a Service or ServiceMonitor the Cluster needs exists and belongs to something else.
-	EventServiceNameTaken = "ServiceNameTaken"
 )
 
 // OutputServiceLabel is on every Service the operator makes for a prometheus Output and on its ServiceMonitor:

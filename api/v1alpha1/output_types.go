@@ -8,9 +8,9 @@ import (
 // OutputSpec is a destination for collected telemetry.
 type OutputSpec struct {
 	// Type of the gNMIc output.
-	// +kubebuilder:validation:Enum=file;kafka;prometheus;prometheus_write;nats;jetstream;influxdb;tcp;udp;otlp;gnmi
+	// +kubebuilder:validation:Enum=file;kafka;prometheus;prometheus_write;nats;jetstream;influxdb;tcp;udp;otlp;gnmi;snmp;clickhouse
 	// +required
-	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:file","urn:alm:descriptor:com.tectonic.ui:select:kafka","urn:alm:descriptor:com.tectonic.ui:select:prometheus","urn:alm:descriptor:com.tectonic.ui:select:prometheus_write","urn:alm:descriptor:com.tectonic.ui:select:nats","urn:alm:descriptor:com.tectonic.ui:select:jetstream","urn:alm:descriptor:com.tectonic.ui:select:influxdb","urn:alm:descriptor:com.tectonic.ui:select:tcp","urn:alm:descriptor:com.tectonic.ui:select:udp","urn:alm:descriptor:com.tectonic.ui:select:otlp","urn:alm:descriptor:com.tectonic.ui:select:gnmi"}
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:file","urn:alm:descriptor:com.tectonic.ui:select:kafka","urn:alm:descriptor:com.tectonic.ui:select:prometheus","urn:alm:descriptor:com.tectonic.ui:select:prometheus_write","urn:alm:descriptor:com.tectonic.ui:select:nats","urn:alm:descriptor:com.tectonic.ui:select:jetstream","urn:alm:descriptor:com.tectonic.ui:select:influxdb","urn:alm:descriptor:com.tectonic.ui:select:tcp","urn:alm:descriptor:com.tectonic.ui:select:udp","urn:alm:descriptor:com.tectonic.ui:select:otlp","urn:alm:descriptor:com.tectonic.ui:select:gnmi","urn:alm:descriptor:com.tectonic.ui:select:snmp","urn:alm:descriptor:com.tectonic.ui:select:clickhouse"}
 	Type string `json:"type"`
 
 	// Config is the gNMIc configuration of this output type, passed through as is (see the gNMIc
@@ -96,6 +96,21 @@ const (
 	ReasonInvalidSecretRef = "InvalidSecretRef"
 )
 
+// ConditionTemplatesSupported is a condition type of Outputs whose spec.config has a target-template or a
+// msg-template: True when both parse with the functions gNMIc 0.46.0 and newer define, False (reason
+// ReasonGomplateRemoved) while one calls a function gNMIc 0.46.0 removed with gomplate (strings.ToUpper,
+// data.ToJSON, …; a collector of 0.46.0 or newer refuses it, an older one may take it), False (reason
+// ReasonInvalidTemplate) while one does not parse at all. The Output is sent either way: the collectors'
+// answer is its Accepted condition. docs/outputs.md lists the functions that remain.
+const ConditionTemplatesSupported = "TemplatesSupported"
+
+// Reasons of the TemplatesSupported condition.
+const (
+	ReasonTemplatesSupported = "TemplatesSupported"
+	ReasonGomplateRemoved    = "GomplateRemoved"
+	ReasonInvalidTemplate    = "InvalidTemplate"
+)
+
 // OutputStatus says whether the collectors take the Output.
 type OutputStatus struct {
 	// ObservedGeneration is the .metadata.generation this status describes.
@@ -103,8 +118,9 @@ type OutputStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Accepted (no Cluster's collectors refuse a configuration this Output is blamed for),
-	// Running (no collector that holds it failed to start it), with spec.secretRefs SecretsResolved, with
-	// event processors ProcessorsResolved, and for an Output that listens (prometheus, gnmi) PortAvailable.
+	// Running (no collector that holds it failed to start it, or is too old for it: reason CollectorTooOld),
+	// with spec.secretRefs SecretsResolved, with event processors ProcessorsResolved, for an Output that
+	// listens (prometheus, gnmi) PortAvailable, and with a target-template or msg-template TemplatesSupported.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -161,6 +177,10 @@ type ComponentFailure struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// CollectorTooOld is true when the pods' collectors lack what the object needs (its type, or the state
+	// streams that tell whether it runs): Reason names the gNMIc release that has it (docs/collectors.md).
+	// +optional
+	CollectorTooOld bool `json:"collectorTooOld,omitempty"`
 }
 
 // ConditionRunning is a condition type of Outputs and Inputs: True when every collector that holds the
@@ -175,6 +195,8 @@ const (
 	// ReasonFailedOnCollectors: collectors took the object (the apply was answered 200) and could not start
 	// it; their targets keep running, and nothing reaches the object from them.
 	ReasonFailedOnCollectors = "FailedOnCollectors"
+	// ReasonCollectorTooOld (well_known.go): the collectors of a Cluster that sends the object answer as a gNMIc
+	// release that lacks its type, or the state streams that tell whether it runs.
 )
 
 // ConfigurationRejection is one Cluster's refusal of a configuration an Output or Input is blamed for.

@@ -286,10 +286,25 @@ type TargetMapping struct {
 	// +optional
 	Address string `json:"address,omitempty"`
 
-	// Profile names the Target's TargetProfile; empty or null takes defaults.profile. Default: empty.
+	// Profile names the Target's TargetProfile; empty or null takes defaults.profile. It must give
+	// defaults.profile or one of allowedProfiles. Default: empty.
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	Profile string `json:"profile,omitempty"`
+
+	// AllowedProfiles are the TargetProfiles a record may choose through profile, besides defaults.profile,
+	// which is always allowed. A record whose profile is another is invalid (status.invalidRecords names it)
+	// and creates or updates no Target. Empty: defaults.profile only; with no defaults.profile either, no
+	// record may choose a profile. A profile chooses the credentials sent to the record's address, and the
+	// netbox and consul presets read it from the inventory (gnmic_profile): this list keeps whoever edits the
+	// inventory from sending another profile's credentials. There is no wildcard: list each profile.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !p.contains('*'))",message="allowedProfiles has no wildcard: list each TargetProfile by name"
+	// +listType=set
+	// +optional
+	AllowedProfiles []string `json:"allowedProfiles,omitempty"`
 
 	// Labels of the Target: a map of strings, or a list of maps merged in order. Entries whose value is null or
 	// empty are left out. Default: none.
@@ -311,7 +326,8 @@ type TargetMapping struct {
 
 // TargetDefaults fill what a mapping leaves empty.
 type TargetDefaults struct {
-	// Profile of a Target whose profile expression gives nothing. A record that gets no profile is invalid.
+	// Profile of a Target whose profile expression gives nothing; always allowed (see allowedProfiles). A
+	// record that gets no profile is invalid.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Profile string `json:"profile,omitempty"`
@@ -353,6 +369,34 @@ type TargetSync struct {
 	// +kubebuilder:validation:Maximum=5000
 	// +optional
 	BatchSize int32 `json:"batchSize,omitempty"`
+
+	// MaxRecords bounds the records of one sync, every page together, counted as they are read (before expand
+	// and include). An inventory with more fails the sync with reason BudgetExceeded and changes nothing; a
+	// push of more is refused (413).
+	// +kubebuilder:default=100000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	// +optional
+	MaxRecords int32 `json:"maxRecords,omitempty"`
+
+	// MaxBytes bounds the bytes of one sync, every page (or Consul answer, or stored push snapshot) together,
+	// counted after decompression as they are read. More fails the sync with reason BudgetExceeded and changes
+	// nothing. http.maxPageBytes bounds each page besides.
+	// +kubebuilder:default=268435456
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=4294967296
+	// +optional
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+
+	// MappingTimeout bounds the time mapping every record of one sync takes (each expression is bounded on
+	// each record by its CEL cost besides). A mapping that takes longer fails the sync with reason
+	// BudgetExceeded and changes nothing.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1s') && duration(self) <= duration('30m')",message="mappingTimeout must be a duration from 1s to 30m, such as 30s"
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	MappingTimeout *metav1.Duration `json:"mappingTimeout,omitempty"`
 }
 
 // TargetSourceStatus is what the last syncs did.
@@ -379,6 +423,13 @@ type TargetSourceStatus struct {
 	// +optional
 	LastAttemptTime *metav1.Time `json:"lastAttemptTime,omitempty"`
 
+	// BudgetExceededSyncs counts the syncs in a row that failed over a budget (reason BudgetExceeded). The next
+	// sync waits the interval times 2^(budgetExceededSyncs-1), at most an hour (or the interval, when longer),
+	// whichever replica runs it; a spec change syncs at once, and a sync that fails for no budget sets it back
+	// to 0.
+	// +optional
+	BudgetExceededSyncs int32 `json:"budgetExceededSyncs,omitempty"`
+
 	// Syncing names the replica of a sharded operator that started a sync and has not written its result yet,
 	// and when it started. The other replicas start none while that replica's member Lease shows it running
 	// (Ready or Draining), up to 10 minutes; the sync's result clears it. Without sharding it stays empty.
@@ -401,7 +452,8 @@ type TargetSourceStatus struct {
 	RecordsSkipped int32 `json:"recordsSkipped,omitempty"`
 
 	// RecordsInvalid could not be mapped to a valid Target at the last successful sync (an expression failed,
-	// an invalid name or address, no profile, two records with one name); invalidRecords says why.
+	// an invalid name or address, no profile or one mapping.allowedProfiles does not allow, two records with
+	// one name); invalidRecords says why.
 	// +optional
 	RecordsInvalid int32 `json:"recordsInvalid,omitempty"`
 
@@ -509,6 +561,10 @@ const (
 	// ReasonNoSnapshotYet (Synced Unknown): the provider has nothing to sync yet (a push inventory that has not
 	// posted).
 	ReasonNoSnapshotYet = "NoSnapshotYet"
+	// ReasonBudgetExceeded (Synced False): the answer went over a budget (spec.sync.maxRecords, maxBytes,
+	// mappingTimeout; http.maxPageBytes; the provider's timeout), named in the message. Nothing was changed; the
+	// sync is retried with backoff (status.budgetExceededSyncs).
+	ReasonBudgetExceeded = "BudgetExceeded"
 )
 
 // Event reasons a user sees in `kubectl describe targetsource`.
@@ -518,6 +574,8 @@ const (
 	EventInventoryTruncated = "InventoryTruncated"
 	EventMappingInvalid     = "MappingInvalid"
 	EventTargetsConflict    = "TargetsConflict"
+	// EventBudgetExceeded: a sync, or a push, went over a budget.
+	EventBudgetExceeded = "BudgetExceeded"
 )
 
 // TargetSource keeps a set of Targets in sync with an inventory: it creates a Target per device, updates it

@@ -81,7 +81,9 @@ type TunnelTargetPolicyStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Ready (True when every Cluster it selects renders it; False with InvalidMatch,
-	// ProfileNotFound, SubscriptionNotFound, SecretNotFound or NoClusters).
+	// ProfileNotFound, SubscriptionNotFound, SecretNotFound or NoClusters) and, while it applies to a Cluster,
+	// Running (False with reason CollectorTooOld while collectors of those Clusters answer as a gNMIc release
+	// whose tunnel-target-matches match no device; docs/collectors.md).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -10,6 +10,26 @@ const (
 	DomainLabel = "operator.gnmic.dev/domain"
 )
 
+// Ownership of the objects the operator writes (docs/security.md, "Ownership").
+const (
+	// OwnerAnnotation names, as "<Kind>/<name>", the Cluster or TargetSource an object the operator made
+	// belongs to. The operator writes and deletes an object of a name it needs only when the object is
+	// controlled by that owner, or, without a controller reference, when this annotation names the owner: a
+	// user sets it on an existing object to hand it over.
+	OwnerAnnotation = "operator.gnmic.dev/owner"
+	// ConditionResourcesOwned (Cluster, TargetSource) is True while every object the owner needs is the
+	// operator's or could be created, False (reason ReasonNameTaken) while an object of a name it needs exists
+	// and is someone else's: that object is left exactly as it is, and the message names its kind and name.
+	ConditionResourcesOwned = "ResourcesOwned"
+	ReasonResourcesOwned    = "ResourcesOwned"
+	ReasonNameTaken         = "NameTaken"
+	// EventNameTaken (Warning) says, once per change of them, which objects of the names the owner needs are
+	// someone else's.
+	EventNameTaken = "NameTaken"
+	// EventNamesFree (Normal) says that no object the owner needs is someone else's any more.
+	EventNamesFree = "NamesFree"
+)
+
 // Condition types of a Cluster.
 const (
 	// ConditionReady is True when every desired collector pod is ready and holds its configuration.
@@ -24,6 +44,12 @@ const (
 	// False (reason ReasonOutputsFailed) while a pod's collector reports one failed to start; the message names
 	// the objects, the pods and the collectors' reasons. Unknown while no collector's state can be read.
 	ConditionOutputsRunning = "OutputsRunning"
+	// ConditionCollectorsSupported is True when every collector pod whose API is known has every feature of
+	// the collector API the Cluster uses (docs/collectors.md), False (reason ReasonCollectorTooOld) while a
+	// pod's collector answers as an older gNMIc release: the message names the pods, their image, what they
+	// lack and the release that has it. What a collector has is learnt from how it answers, never from its
+	// image. Unknown (reason ReasonCollectorsUnread) until some collector answered.
+	ConditionCollectorsSupported = "CollectorsSupported"
 )
 
 // Condition reasons of a Cluster.
@@ -43,6 +69,13 @@ const (
 	ReasonOutputsFailed = "OutputsFailed"
 	// ReasonCollectorsUnread (OutputsRunning Unknown): no ready collector's output and input states are known.
 	ReasonCollectorsUnread = "CollectorsUnread"
+	// ReasonCollectorsSupported (CollectorsSupported True): no collector lacks a feature the Cluster uses.
+	ReasonCollectorsSupported = "Supported"
+	// ReasonCollectorTooOld: a collector answers as a gNMIc release older than a feature needs. It is the
+	// reason of the Cluster's CollectorsSupported condition, of a collector pod's readiness gate when the
+	// collector has no config apply, and of the Running condition of an Output, Input or TunnelTargetPolicy
+	// that needs what the Cluster's collectors lack.
+	ReasonCollectorTooOld = "CollectorTooOld"
 )
 
 // Event reasons a user sees in `kubectl describe cluster`.
@@ -96,8 +129,14 @@ const (
 	EventDomainFallbackStarted = "DomainFallbackStarted"
 	// EventDomainFallbackEnded: the blocked domains' pods started; the replacements go.
 	EventDomainFallbackEnded = "DomainFallbackEnded"
-	// EventStatefulSetNameTaken: the StatefulSet a domain needs (<cluster>-<domain>) is another Cluster's.
-	EventStatefulSetNameTaken = "StatefulSetNameTaken"
+	// EventCollectorTooOld: collector pods answer as a gNMIc release that lacks a feature the Cluster uses;
+	// once per change of the images or features concerned.
+	EventCollectorTooOld = "CollectorTooOld"
+	// EventCollectorsSupported: no collector pod lacks a feature the Cluster uses any more.
+	EventCollectorsSupported = "CollectorsSupported"
+	// EventGomplateRemoved (Warning, on the Output) is emitted when an Output's TemplatesSupported condition
+	// turns False: one of its templates calls functions gNMIc 0.46.0 removed with gomplate, or does not parse.
+	EventGomplateRemoved = "GomplateRemoved"
 	// EventShardTakenOver: under sharding (docs/sharding.md), an operator replica took the Cluster over.
 	EventShardTakenOver = "ShardTakenOver"
 	// EventShardDrained: under sharding, the replica that reconciled the Cluster let it go for the next one.
