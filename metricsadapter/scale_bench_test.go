@@ -3,6 +3,7 @@ package metricsadapter
 import (
 	"context"
 	"fmt"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"net/http"
 	"sort"
 	"sync"
@@ -175,7 +176,7 @@ func startFleetCache(b *testing.B) client.Reader {
 func createFleetCluster(ctx context.Context, c client.Client, name string) error {
 	cl := &operatorv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name},
-		Spec:       operatorv1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0"},
+		Spec:       operatorv1alpha1.ClusterSpec{Image: gnmic.DefaultImage},
 	}
 	if err := c.Create(ctx, cl); err != nil {
 		return err
@@ -197,7 +198,7 @@ func createFleetCluster(ctx context.Context, c client.Client, name string) error
 				Namespace: testNamespace, Name: fmt.Sprintf("%s-%d", name, p),
 				Labels: map[string]string{operatorv1alpha1.ClusterLabel: name},
 			},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:0.42.0"}}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: gnmic.DefaultImage}}},
 		})
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -124,7 +125,7 @@ func newFleet(namespace string, podCapacity *int32) fleet {
 				TargetSelectors:       []metav1.LabelSelector{{MatchLabels: map[string]string{"role": "leaf"}}},
 				SubscriptionSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"set": "basic"}}}}},
 		&operatorv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "telemetry"},
-			Spec: operatorv1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0", Replicas: ptr.To[int32](3),
+			Spec: operatorv1alpha1.ClusterSpec{Image: gnmic.DefaultImage, Replicas: ptr.To[int32](3),
 				TargetDistribution: operatorv1alpha1.TargetDistribution{PodCapacity: podCapacity}}},
 	} {
 		Expect(k8sClient.Create(ctx, obj)).To(Succeed())

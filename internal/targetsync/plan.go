@@ -18,8 +18,13 @@ type Desired struct {
 // Existing is a Target that exists in the TargetSource's namespace.
 type Existing struct {
 	Name string
-	// Owned is true when this TargetSource is the Target's controller (owner reference with its UID).
+	// Owned is true when this TargetSource is the Target's controller (owner reference with its UID), or when
+	// the Target was handed to it (Handed).
 	Owned bool
+	// Handed is true when the Target has no controller and its owner annotation hands it to this TargetSource:
+	// it is owned, and the next write (an update or a missing mark, never a delete first) gives it the
+	// TargetSource's reference.
+	Handed bool
 	// What the Target is now (its labels without the TargetSource's own label).
 	Address string
 	Profile string
@@ -116,7 +121,7 @@ func PlanSync(in Input) Plan {
 			p.Owned++
 		case !e.Owned:
 			p.Conflicts = append(p.Conflicts, d.Name)
-		case e.MissingSince != 0 || !same(d, e):
+		case e.MissingSince != 0 || e.Handed || !same(d, e):
 			p.Update = append(p.Update, d)
 			p.Owned++
 		default:
@@ -133,6 +138,11 @@ func PlanSync(in Input) Plan {
 			since = in.Sync
 		}
 		switch {
+		case e.Handed:
+			// Only a Target the TargetSource controls may be deleted: it takes it first.
+			p.Mark = append(p.Mark, e.Name)
+			p.Missing++
+			p.Owned++
 		case in.Sync-since+1 >= misses:
 			p.Delete = append(p.Delete, e.Name)
 		case since != e.MissingSince:

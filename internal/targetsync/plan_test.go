@@ -56,6 +56,13 @@ func TestPlanSync(t *testing.T) {
 			Sync:     1, DeleteAfterMisses: 1, Guard: noGuard(2)},
 		want: targetsync.Plan{Create: []targetsync.Desired{d("mine", "h:1")}, Conflicts: []string{"hand-made"}, Owned: 1},
 	}, {
+		name: "takes a Target handed over by its annotation with a write, even one already as desired, and marks one missing before a delete",
+		in: targetsync.Input{Desired: []targetsync.Desired{d("as-desired", "h:1")},
+			Existing: []targetsync.Existing{{Name: "as-desired", Owned: true, Handed: true, Address: "h:1", Profile: "p"},
+				{Name: "gone", Owned: true, Handed: true, Address: "h:2", Profile: "p"}},
+			Sync: 4, DeleteAfterMisses: 1, Guard: noGuard(1)},
+		want: targetsync.Plan{Update: []targetsync.Desired{d("as-desired", "h:1")}, Mark: []string{"gone"}, Missing: 1, Owned: 2},
+	}, {
 		name: "marks a Target whose device went missing",
 		in: targetsync.Input{Existing: []targetsync.Existing{owned("a", "h:1", 0)}, Desired: []targetsync.Desired{d("b", "h:1")},
 			Sync: 5, DeleteAfterMisses: 3, Guard: noGuard(1)},

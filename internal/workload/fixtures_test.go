@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
@@ -11,7 +12,7 @@ import (
 func cluster(changes ...func(*v1alpha1.Cluster)) *v1alpha1.Cluster {
 	c := &v1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
-		Spec:       v1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0"},
+		Spec:       v1alpha1.ClusterSpec{Image: gnmic.DefaultImage},
 	}
 	for _, change := range changes {
 		change(c)

@@ -11,7 +11,7 @@ import (
 )
 
 // clusterDomains is a Cluster spec with two domains, zone-a and zone-b.
-const clusterDomains = `image: ghcr.io/openconfig/gnmic:0.42.0
+const clusterDomains = `image: ghcr.io/openconfig/gnmic:0.47.0
 domains:
 - name: zone-a
   nodeSelector: {topology.kubernetes.io/zone: a}
@@ -30,7 +30,7 @@ var _ = Describe("Cluster domains validation", func() {
 				Expect(err.Error()).To(ContainSubstring(want))
 			}
 		},
-		Entry("a domain policy without domains", "image: ghcr.io/openconfig/gnmic:0.42.0\n"+
+		Entry("a domain policy without domains", "image: ghcr.io/openconfig/gnmic:0.47.0\n"+
 			"domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-a]}}", "domainPolicy needs domains"),
 		Entry("a priority order naming a domain that does not exist", clusterDomains+
 			"domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-a, zone-c]}}",
@@ -43,13 +43,13 @@ var _ = Describe("Cluster domains validation", func() {
 			"spec.domainPolicy.policyName: Required value"),
 		Entry("the priority policy without its settings", clusterDomains+"domainPolicy: {policyName: priority}",
 			"policy.priorities is set when, and only when, policy.policyName is priority"),
-		Entry("two domains of the same name", "image: ghcr.io/openconfig/gnmic:0.42.0\ndomains: [{name: zone-a}, {name: zone-a}]",
+		Entry("two domains of the same name", "image: ghcr.io/openconfig/gnmic:0.47.0\ndomains: [{name: zone-a}, {name: zone-a}]",
 			"spec.domains[1]: Duplicate value"),
-		Entry("a domain whose minReplicas is above its maxReplicas", "image: ghcr.io/openconfig/gnmic:0.42.0\n"+
+		Entry("a domain whose minReplicas is above its maxReplicas", "image: ghcr.io/openconfig/gnmic:0.47.0\n"+
 			"domains: [{name: zone-a, minReplicas: 3, maxReplicas: 2}]", "minReplicas must not be above maxReplicas"),
-		Entry("a domain name that is not a DNS label", "image: ghcr.io/openconfig/gnmic:0.42.0\ndomains: [{name: Zone_A}]",
+		Entry("a domain name that is not a DNS label", "image: ghcr.io/openconfig/gnmic:0.47.0\ndomains: [{name: Zone_A}]",
 			"spec.domains[0].name in body should match"),
-		Entry("an empty list of domains", "image: ghcr.io/openconfig/gnmic:0.42.0\ndomains: []",
+		Entry("an empty list of domains", "image: ghcr.io/openconfig/gnmic:0.47.0\ndomains: []",
 			"spec.domains in body should have at least 1 items"),
 		Entry("a startup timeout of 0", clusterDomains+
 			"domainPolicy: {policyName: priority, priorities: {targetOrder: [zone-a]}, fallback: {startupTimeout: 0s}}",

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/test/testenv"
 )
 
@@ -28,5 +29,26 @@ var _ = Describe("Samples", func() {
 			kinds[u.GetKind()] = true
 		}
 		Expect(kinds).To(HaveLen(len(testenv.CRDResources())))
+	})
+
+	It("include one Output of every gNMIc output type, each accepted by the apiserver", func() {
+		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "outputs", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		types := map[string]string{}
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			u := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(raw, &u.Object)).To(Succeed(), f)
+			Expect(u.GetKind()).To(Equal("Output"), f)
+			typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
+			Expect(filepath.Base(f)).To(Equal(typ+".yaml"), "a sample is named after its output type")
+			Expect(gnmic.OutputTypes).To(HaveKey(typ), f)
+			u.SetNamespace(namespace)
+			u.SetName("sample-output-" + u.GetName())
+			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "sample %s was rejected", filepath.Base(f))
+			types[typ] = f
+		}
+		Expect(types).To(HaveLen(len(gnmic.OutputTypes)), "config/samples/outputs has %v", types)
 	})
 })

@@ -67,7 +67,7 @@ var _ = Describe("Served APIs", func() {
 	})
 
 	It("renders a Cluster as the table kubectl get prints", func() {
-		Expect(k8sClient.Create(ctx, object("Cluster", "table", "image: ghcr.io/openconfig/gnmic:0.42.0\nreplicas: 2"))).To(Succeed())
+		Expect(k8sClient.Create(ctx, object("Cluster", "table", "image: ghcr.io/openconfig/gnmic:0.47.0\nreplicas: 2"))).To(Succeed())
 		table := serverTable(ctx, schema.GroupVersionResource{Group: "operator.gnmic.dev", Version: "v1alpha1", Resource: "clusters"}, "table")
 		var headers []string
 		for _, c := range table.ColumnDefinitions {
@@ -77,7 +77,7 @@ var _ = Describe("Served APIs", func() {
 		Expect(headers).To(Equal([]string{"Name", "Image", "Replicas", "Ready", "Pipelines", "Targets", "Unassigned", "Subs", "Inputs", "Outputs", "Processors", "Age", "Operator"}))
 		Expect(table.ColumnDefinitions[len(headers)-1].Priority).To(BeEquivalentTo(1))
 		Expect(table.Rows).To(HaveLen(1))
-		Expect(table.Rows[0].Cells[:3]).To(Equal([]any{"table", "ghcr.io/openconfig/gnmic:0.42.0", float64(2)}))
+		Expect(table.Rows[0].Cells[:3]).To(Equal([]any{"table", "ghcr.io/openconfig/gnmic:0.47.0", float64(2)}))
 	})
 })
 

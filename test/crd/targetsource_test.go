@@ -36,6 +36,16 @@ var _ = Describe("TargetSources", func() {
 		Entry("with an unknown preset", validHTTP+"\nmapping: {preset: nautobot}", `spec.mapping.preset: Unsupported value: "nautobot"`),
 		Entry("deleting before the first miss", validHTTP+"\nsync: {deleteAfterMisses: 0}", "spec.sync.deleteAfterMisses in body should be greater than or equal to 1"),
 		Entry("with a guard above 100%", validHTTP+"\nsync: {minRecordsPercent: 101}", "spec.sync.minRecordsPercent in body should be less than or equal to 100"),
+		Entry("with no record allowed", validHTTP+"\nsync: {maxRecords: 0}", "spec.sync.maxRecords in body should be greater than or equal to 1"),
+		Entry("with a byte budget under a kilobyte", validHTTP+"\nsync: {maxBytes: 100}", "spec.sync.maxBytes in body should be greater than or equal to 1024"),
+		Entry("mapping within half a second", validHTTP+"\nsync: {mappingTimeout: 500ms}", "mappingTimeout must be a duration from 1s to 30m"),
+		Entry("with a wildcard among the allowed profiles", validHTTP+"\nmapping: {preset: netbox, allowedProfiles: [routers, '*']}",
+			"allowedProfiles has no wildcard: list each TargetProfile by name"),
+		Entry("with a glob among the allowed profiles", validHTTP+"\nmapping: {preset: netbox, allowedProfiles: ['srl-*']}",
+			"allowedProfiles has no wildcard: list each TargetProfile by name"),
+		Entry("with an empty allowed profile", validHTTP+"\nmapping: {allowedProfiles: ['']}",
+			"spec.mapping.allowedProfiles[0] in body should be at least 1 chars long"),
+		Entry("with an allowed profile twice", validHTTP+"\nmapping: {allowedProfiles: [srl, srl]}", `spec.mapping.allowedProfiles[1]: Duplicate value: "srl"`),
 		Entry("with a push provider without auth", "push: {auth: {}}", "push.auth must set exactly one of bearerTokenRef and hmacSecretRef"),
 	)
 
@@ -49,6 +59,9 @@ var _ = Describe("TargetSources", func() {
 		Expect(ts.Spec.Sync.DeleteAfterMisses).To(BeEquivalentTo(3))
 		Expect(*ts.Spec.Sync.MinRecordsPercent).To(BeEquivalentTo(50))
 		Expect(ts.Spec.Sync.BatchSize).To(BeEquivalentTo(200))
+		Expect(ts.Spec.Sync.MaxRecords).To(BeEquivalentTo(100_000))
+		Expect(ts.Spec.Sync.MaxBytes).To(BeEquivalentTo(256 << 20))
+		Expect(ts.Spec.Sync.MappingTimeout.Duration.String()).To(Equal("30s"))
 		Expect(ts.Spec.Mapping.Defaults.Port).To(BeEquivalentTo(57400))
 
 		Expect(k8sClient.Create(ctx, object("TargetSource", "ts-no-guard", validHTTP+"\nsync: {minRecordsPercent: 0}"))).To(Succeed())

@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -230,7 +231,7 @@ func poolDeployment(ns, name, app string, nodes map[string]string) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{NodeSelector: nodes,
 					Tolerations: []corev1.Toleration{{Key: "gnmic-e2e/balancer", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					Containers:  []corev1.Container{{Name: "collector", Image: "ghcr.io/openconfig/gnmic:0.42.0"}}}},
+					Containers:  []corev1.Container{{Name: "collector", Image: gnmic.DefaultImage}}}},
 		}})).To(Succeed())
 }
 

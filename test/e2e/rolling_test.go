@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
 	"github.com/gnmic-operator/gnmic-operator/test/fakecollector"
 )
@@ -58,7 +59,8 @@ var _ = Describe("Rolling update of the collector image", Ordered, func() {
 		start := time.Now()
 		cluster := &operatorv1alpha1.Cluster{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: fleet.Namespace, Name: fleet.Cluster}, cluster)).To(Succeed())
-		const newImage = "ghcr.io/openconfig/gnmic:0.42.1"
+		// The same release built on scratch: a new image whose collectors answer as the fleet's did.
+		const newImage = gnmic.DefaultImage + "-scratch"
 		patch := client.MergeFrom(cluster.DeepCopy())
 		cluster.Spec.Image = newImage
 		Expect(k8sClient.Patch(ctx, cluster, patch)).To(Succeed())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"io"
 	"os"
 	"path/filepath"
@@ -170,7 +171,7 @@ var _ = Describe("coexistence with KEDA owning external.metrics.k8s.io", Ordered
 		Expect(kedaClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		edge := &operatorv1alpha1.Cluster{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
-			Spec:       operatorv1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0"},
+			Spec:       operatorv1alpha1.ClusterSpec{Image: gnmic.DefaultImage},
 		}
 		Expect(kedaClient.Create(ctx, edge)).To(Succeed())
 		edge.Status.Selector = operatorv1alpha1.ClusterLabel + "=edge"
@@ -184,7 +185,7 @@ var _ = Describe("coexistence with KEDA owning external.metrics.k8s.io", Ordered
 			Expect(kedaClient.Create(ctx, &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("edge-%d", i),
 					Labels: map[string]string{operatorv1alpha1.ClusterLabel: "edge"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:0.42.0"}}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: gnmic.DefaultImage}}},
 			})).To(Succeed())
 		}
 

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,7 @@ import (
 func createCluster(namespace, name string, unassigned int32, acknowledged ...int32) *operatorv1alpha1.Cluster {
 	c := &operatorv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       operatorv1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0"},
+		Spec:       operatorv1alpha1.ClusterSpec{Image: gnmic.DefaultImage},
 	}
 	Expect(k8sClient.Create(ctx, c)).To(Succeed())
 	writeStatus(c, unassigned, acknowledged...)
@@ -47,7 +48,7 @@ func createCollectorPod(namespace, clusterName string, ordinal int) {
 			Namespace: namespace, Name: fmt.Sprintf("%s-%d", clusterName, ordinal),
 			Labels: map[string]string{operatorv1alpha1.ClusterLabel: clusterName},
 		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: "ghcr.io/openconfig/gnmic:0.42.0"}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "gnmic", Image: gnmic.DefaultImage}}},
 	})).To(Succeed())
 }
 

@@ -3,6 +3,7 @@ package monitoring
 import (
 	"context"
 	"fmt"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"io"
 	"net"
 	"net/http"
@@ -83,7 +84,7 @@ func TestARunningOperatorServesWhatTheInventoryLists(t *testing.T) {
 	}
 	cluster := &operatorv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "edge"},
-		Spec:       operatorv1alpha1.ClusterSpec{Image: "ghcr.io/openconfig/gnmic:0.42.0", Replicas: ptr.To[int32](2)},
+		Spec:       operatorv1alpha1.ClusterSpec{Image: gnmic.DefaultImage, Replicas: ptr.To[int32](2)},
 	}
 	if err := k8s.Create(ctx, cluster); err != nil {
 		t.Fatal(err)

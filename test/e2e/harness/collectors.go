@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -30,7 +29,8 @@ import (
 // objects stay until kube-controller-manager's pod garbage collector removes them.
 //
 // Every collector behaves like the real gNMIc (DefaultCollectorOptions) unless a scenario chooses other
-// options for its namespace (UseOptions).
+// options for its namespace (UseOptions), and answers as the gNMIc release of the pod's collector image
+// unless the namespace's options or UseRelease say otherwise (collector_release.go).
 type Collectors struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*runningCollector
@@ -41,6 +41,8 @@ type Collectors struct {
 	refusing map[types.NamespacedName]string
 	// options are the fake collector options chosen for a namespace's collectors.
 	options map[string][]fakecollector.Option
+	// releases are the gNMIc releases forced on pods (UseRelease), whatever their image.
+	releases map[types.NamespacedName]string
 	// blackholes are, per namespace, the blackholed devices whose start has not happened yet.
 	blackholes map[string][]*Blackhole
 	watching   bool
@@ -82,6 +84,7 @@ func (cp *ControlPlane) StartCollectors(ctx context.Context) (*Collectors, error
 	c := &Collectors{
 		byUID: map[types.UID]*runningCollector{}, lostNodes: map[string]bool{},
 		refusing: map[types.NamespacedName]string{}, options: map[string][]fakecollector.Option{},
+		releases:   map[types.NamespacedName]string{},
 		blackholes: map[string][]*Blackhole{}, ctx: ctx, log: cp.log, cancel: cancel, clientset: cp.Clientset,
 	}
 	pods := informers.NewSharedInformerFactoryWithOptions(cp.Clientset, 0,
@@ -166,7 +169,7 @@ func (c *Collectors) observe(obj any) {
 		return
 	}
 	name := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	collector := c.newCollector(name, serverTLS)
+	collector := c.newCollector(pod, serverTLS)
 	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))
 	if err := collector.Start(addr); err != nil {
 		_ = collector.Close() // ends its change queue's worker
@@ -180,16 +183,22 @@ func (c *Collectors) observe(obj any) {
 	c.byUID[pod.UID] = &runningCollector{pod: name, node: pod.Spec.NodeName, collector: collector, tunnelAddr: tunnelAddr}
 }
 
-// newCollector is the one place fake collectors are made: with the options of the pod's namespace
-// (DefaultCollectorOptions unless UseOptions chose others), refusing configurations when the pod was told
-// to, and with the namespace's pending blackholes. Callers hold c.mu.
-func (c *Collectors) newCollector(pod types.NamespacedName, serverTLS *tls.Config) *fakecollector.Collector {
-	opts, chosen := c.options[pod.Namespace]
+// newCollector is the one place fake collectors are made: answering as the release of the pod's image, with
+// the options of the pod's namespace (DefaultCollectorOptions unless UseOptions chose others), later options
+// winning, then the release UseRelease forced on the pod; refusing configurations when the pod was told to,
+// and with the namespace's pending blackholes. Callers hold c.mu.
+func (c *Collectors) newCollector(p *corev1.Pod, serverTLS *tls.Config) *fakecollector.Collector {
+	pod := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	nsOpts, chosen := c.options[pod.Namespace]
 	if !chosen {
-		opts = DefaultCollectorOptions()
+		nsOpts = DefaultCollectorOptions()
+	}
+	opts := append(imageRelease(p), nsOpts...)
+	if release, forced := c.releases[pod]; forced {
+		opts = append(opts, fakecollector.WithRelease(release))
 	}
 	if serverTLS != nil {
-		opts = append(slices.Clone(opts), fakecollector.WithTLS(serverTLS))
+		opts = append(opts, fakecollector.WithTLS(serverTLS))
 	}
 	collector := fakecollector.New(opts...)
 	if reason, refuse := c.refusing[pod]; refuse {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
 // TargetRole labels the Targets the fleets of the harness select.
@@ -84,7 +85,7 @@ func (f Fleet) Create(ctx context.Context, cp *ControlPlane, c client.Client) er
 	cluster := &operatorv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.Namespace, Name: f.Cluster},
 		Spec: operatorv1alpha1.ClusterSpec{
-			Image:    "ghcr.io/openconfig/gnmic:0.42.0",
+			Image:    gnmic.DefaultImage, // its fakes answer as that release (collector_release.go)
 			Replicas: &f.Replicas,
 		},
 	}

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 )
 
 var (
@@ -167,7 +169,7 @@ func TestMakeInstallRun(t *testing.T) {
 	cluster := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.gnmic.dev/v1alpha1", "kind": "Cluster",
 		"metadata": map[string]any{"name": "telemetry", "namespace": "make-run"},
-		"spec":     map[string]any{"image": "ghcr.io/openconfig/gnmic:0.42.0", "replicas": int64(1)},
+		"spec":     map[string]any{"image": gnmic.DefaultImage, "replicas": int64(1)},
 	}}
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
