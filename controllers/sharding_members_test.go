@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -29,6 +30,7 @@ import (
 	"github.com/gnmic-operator/gnmic-operator/controllers/collector"
 	"github.com/gnmic-operator/gnmic-operator/controllers/sharding"
 	"github.com/gnmic-operator/gnmic-operator/metricsadapter"
+	"github.com/gnmic-operator/gnmic-operator/test/shardfence"
 )
 
 // shardLease is the member Lease duration of the sharding specs: short, so that a lost member's Clusters
@@ -229,34 +231,17 @@ func (m *shardMember) leave() {
 	Eventually(m.exited, 30*time.Second).Should(Receive(BeNil()))
 }
 
-// push is one configuration request a collector received: from which member, when.
-type push struct {
-	member  string
-	at      time.Time
-	cluster string
-}
-
-// pushesTo lists, in order, the configuration requests (every POST) the fleets' collectors received, with
-// the member each came from (its User-Agent).
-func pushesTo(fleets ...*fleet) []push {
-	var out []push
+// pushesTo lists the configuration requests (every POST) the fleets' collectors received, with the member and
+// fence generation each came with.
+func pushesTo(fleets ...*fleet) []shardfence.Push {
+	var out []shardfence.Push
 	for _, f := range fleets {
-		for _, col := range f.collectors {
-			for _, req := range col.Requests() {
-				if req.Method != http.MethodPost {
-					continue
-				}
-				out = append(out, push{member: memberOf(req.Header.Get("User-Agent")), at: req.Time, cluster: f.ns})
-			}
+		for ordinal, col := range f.collectors {
+			out = append(out, shardfence.FromRequests(f.ns, fmt.Sprintf("%s-%d", f.name, ordinal), col.Requests())...)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out
-}
-
-func memberOf(userAgent string) string {
-	_, member, _ := strings.Cut(strings.TrimSuffix(userAgent, ")"), "(member ")
-	return member
 }
 
 // ownsSome waits until the member owns some of the fleets' Clusters.
@@ -292,20 +277,9 @@ func owners(fleets []*fleet) map[string]string {
 	return out
 }
 
-// noOverlap fails when, for one Cluster, pushes of two members interleave: a member pushing again after
-// another member began pushing to it.
-func noOverlap(pushes []push) {
-	last := map[string]string{}
-	done := map[string]map[string]bool{} // cluster → members whose turn is over
-	for _, p := range pushes {
-		if done[p.cluster] == nil {
-			done[p.cluster] = map[string]bool{}
-		}
-		Expect(done[p.cluster][p.member]).To(BeFalse(),
-			"member %s pushed to %s at %s after another member had taken over", p.member, p.cluster, p.at.Format(time.StampMilli))
-		if prev, ok := last[p.cluster]; ok && prev != p.member {
-			done[p.cluster][prev] = true
-		}
-		last[p.cluster] = p.member
-	}
+// noOverlap fails when a push received at or after since broke the fence: sent without a generation, at an
+// older generation than one the Cluster's collectors had received, or at another member's (test/shardfence).
+func noOverlap(pushes []shardfence.Push, since time.Time) {
+	GinkgoHelper()
+	Expect(shardfence.Violations(pushes, since)).To(BeEmpty())
 }

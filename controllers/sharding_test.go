@@ -75,9 +75,9 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		// Both members start at once: the first may take every Cluster before it sees the second, then hand
 		// the second its share. What must never happen is two members pushing to one Cluster in turn.
 		pushes := pushesTo(fleets...)
-		noOverlap(pushes)
+		noOverlap(pushes, time.Time{})
 		for _, p := range pushes {
-			Expect(p.member).To(BeElementOf(a.identity, b.identity))
+			Expect(p.Member).To(BeElementOf(a.identity, b.identity))
 		}
 
 		By("every member reading whole the StatefulSets of its own Clusters only, though every Cluster is named alike")
@@ -130,10 +130,10 @@ var _ = Describe("A sharded operator", Ordered, func() {
 			f.converged(3, 0)
 		}
 		pushes := pushesTo(fleets...)
-		noOverlap(pushes)
+		noOverlap(pushes, time.Time{})
 		for _, p := range pushes {
-			if p.member == a.identity {
-				Expect(p.at).To(BeTemporally("<", gone), "the member pushed after it had left")
+			if p.Member == a.identity {
+				Expect(p.At).To(BeTemporally("<", gone), "the member pushed after it had left")
 			}
 		}
 	})
@@ -164,7 +164,7 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		for _, f := range fleets {
 			f.converged(3, 0)
 		}
-		noOverlap(pushesTo(fleets...))
+		noOverlap(pushesTo(fleets...), time.Time{})
 	})
 
 	It("takes the Clusters of a member cut off from kube-apiserver after its lease runs out, and the cut-off member pushes nothing after", func() {
@@ -193,16 +193,11 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		}
 		// Before the cut these Clusters already changed hands once (to the joining member, checked above);
 		// from the cut on, the cut-off member's pushes must all come before the other's.
-		var pushes []push
-		for _, p := range pushesTo(ofC...) {
-			if p.at.After(cut) {
-				pushes = append(pushes, p)
-			}
-		}
-		noOverlap(pushes)
+		pushes := pushesTo(ofC...)
+		noOverlap(pushes, cut)
 		for _, p := range pushes {
-			if p.member == c.identity {
-				Expect(p.at).To(BeTemporally("<=", cut.Add(shardLease)),
+			if p.Member == c.identity && p.At.After(cut) {
+				Expect(p.At).To(BeTemporally("<=", cut.Add(shardLease)),
 					"the cut-off member pushed after its own lease had run out")
 			}
 		}
@@ -255,7 +250,7 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		ownsSome(d, fleets)
 		everyFleetConverged(fleets)
 		d.leave()
-		noOverlap(pushesTo(fleets...))
+		noOverlap(pushesTo(fleets...), time.Time{})
 	})
 
 	It("takes over at once the Clusters of a process that its pod's next process replaced", func() {
@@ -295,7 +290,7 @@ var _ = Describe("A sharded operator", Ordered, func() {
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: install.namespace, Name: b.identity}, &other)).To(Succeed())
 		Expect(other.Annotations).NotTo(HaveKey("operator.gnmic.dev/dead"), "a member of another pod marked dead")
 		everyFleetConverged(ofE)
-		noOverlap(pushesTo(ofE...))
+		noOverlap(pushesTo(ofE...), time.Time{})
 	})
 
 	It("sent every Lease verb shard-member-role grants", func() {

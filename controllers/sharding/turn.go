@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
+	"github.com/gnmic-operator/gnmic-operator/internal/gnmic"
 	"github.com/gnmic-operator/gnmic-operator/internal/shard"
 )
 
@@ -155,9 +157,15 @@ func (s *Member) drain(ctx context.Context, cluster *operatorv1alpha1.Cluster, k
 	return nil
 }
 
+// GenerationHeader is the header every request of a push round carries the Cluster's ownership generation in,
+// so that a collector's request log (and the e2e suites' fence check, test/shardfence) says under which
+// ownership each request was sent. Collectors ignore it.
+const GenerationHeader = "Gnmic-Operator-Shard-Generation"
+
 // Fence is the check before a reconcile's push round: this replica still owns the Cluster at the generation
 // the reconcile began with (turn) and its Lease is valid. It returns the context the pushes run in, which ends
-// with the Lease; ok is false when nothing may be pushed.
+// with the Lease and carries the generation in every request (GenerationHeader); ok is false when nothing may
+// be pushed.
 func (s *Member) Fence(ctx context.Context, cluster *operatorv1alpha1.Cluster, turn Turn) (pushCtx context.Context, end context.CancelFunc, ok bool) {
 	deadline, ok := s.mayPush(cluster, turn.generation)
 	if !ok {
@@ -165,5 +173,6 @@ func (s *Member) Fence(ctx context.Context, cluster *operatorv1alpha1.Cluster, t
 		return ctx, func() {}, false
 	}
 	pushCtx, end = context.WithDeadline(ctx, deadline)
+	pushCtx = gnmic.WithRequestHeader(pushCtx, GenerationHeader, strconv.FormatInt(turn.generation, 10))
 	return pushCtx, end, true
 }

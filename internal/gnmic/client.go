@@ -38,6 +38,20 @@ func WithUserAgent(ua string) ClientOption {
 	return func(c *Client) { c.userAgent = ua }
 }
 
+type requestHeadersKey struct{}
+
+// WithRequestHeader returns a context whose requests through any Client carry the header name: value, for
+// example the fence generation a sharded operator's push is sent under (docs/sharding.md), so that what a
+// collector received says under which ownership it was sent.
+func WithRequestHeader(ctx context.Context, name, value string) context.Context {
+	headers := http.Header{}
+	if prev, ok := ctx.Value(requestHeadersKey{}).(http.Header); ok {
+		headers = prev.Clone()
+	}
+	headers.Set(name, value)
+	return context.WithValue(ctx, requestHeadersKey{}, headers)
+}
+
 // NewClient returns a client for the collector at baseURL, such as
 // "https://collector-0.collectors.ns.svc:7890". httpClient carries the
 // transport, including TLS client certificates; nil means a plain
@@ -82,6 +96,11 @@ func (c *Client) do(ctx context.Context, method, path string, header http.Header
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return nil, err
+	}
+	if fromContext, ok := ctx.Value(requestHeadersKey{}).(http.Header); ok {
+		for k, v := range fromContext {
+			req.Header[k] = v
+		}
 	}
 	for k, v := range header {
 		req.Header[k] = v

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -191,5 +192,32 @@ func TestNewClientRejectsURLsThatAreNotHTTP(t *testing.T) {
 	client := newClient(t, "https://collector-0.ns.svc:7890/")
 	if client.BaseURL() != "https://collector-0.ns.svc:7890" {
 		t.Errorf("BaseURL = %s", client.BaseURL())
+	}
+}
+
+func TestRequestHeadersFromTheContextGoWithEveryRequestButNeverReplaceTheUserAgent(t *testing.T) {
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Clone())
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	client := newClient(t, srv.URL, gnmic.WithUserAgent("gnmic-operator (member m)"))
+	ctx := gnmic.WithRequestHeader(testContext(t), "Gnmic-Operator-Shard-Generation", "3")
+	ctx = gnmic.WithRequestHeader(ctx, "User-Agent", "someone else")
+	if err := client.Healthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Healthy(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d requests, want 2", len(got))
+	}
+	if g, ua := got[0].Get("Gnmic-Operator-Shard-Generation"), got[0].Get("User-Agent"); g != "3" || ua != "gnmic-operator (member m)" {
+		t.Errorf("first request: generation %q, User-Agent %q; want 3 and the client's own", g, ua)
+	}
+	if g := got[1].Get("Gnmic-Operator-Shard-Generation"); g != "" {
+		t.Errorf("a request under another context carries generation %q", g)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,6 +23,7 @@ import (
 	operatorv1alpha1 "github.com/gnmic-operator/gnmic-operator/api/v1alpha1"
 	"github.com/gnmic-operator/gnmic-operator/internal/shard"
 	"github.com/gnmic-operator/gnmic-operator/test/e2e/harness"
+	"github.com/gnmic-operator/gnmic-operator/test/shardfence"
 )
 
 // fleetCount Clusters of mixed size, 1 to maxTargets targets on one or two collector pods: 30 of 1–40 in
@@ -109,56 +109,25 @@ func collected(g Gomega, f fleet) {
 	}
 }
 
-// push is one configuration request (a POST) a collector received, and the replica it came from.
-type push struct {
-	member, cluster, pod string
-	at                   time.Time
-}
-
-func pushesTo(fleets []fleet) []push {
-	var out []push
+// pushesTo lists the pushes (every POST) the fleets' collectors received, with the member and fence
+// generation each came with.
+func pushesTo(fleets []fleet) []shardfence.Push {
+	var out []shardfence.Push
 	for _, f := range fleets {
 		for o := int32(0); o < f.Replicas; o++ {
 			pod := fmt.Sprintf("%s-%d", f.Cluster, o)
-			col, ok := collectors.Collector(f.Namespace, pod)
-			if !ok {
-				continue
-			}
-			for _, req := range col.Requests() {
-				if req.Method != http.MethodPost {
-					continue
-				}
-				_, member, _ := strings.Cut(strings.TrimSuffix(req.Header.Get("User-Agent"), ")"), "(member ")
-				out = append(out, push{member: member, cluster: f.Namespace, pod: pod, at: req.Time})
+			if col, ok := collectors.Collector(f.Namespace, pod); ok {
+				out = append(out, shardfence.FromRequests(f.Namespace, pod, col.Requests())...)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
 	return out
 }
 
-// overlaps lists the pushes a replica sent to a Cluster after another replica had begun pushing to it.
-func overlaps(pushes []push, since time.Time) []string {
-	last := map[string]string{}
-	over := map[string]map[string]bool{}
-	var out []string
-	for _, p := range pushes {
-		if p.at.Before(since) {
-			continue
-		}
-		if over[p.cluster] == nil {
-			over[p.cluster] = map[string]bool{}
-		}
-		if over[p.cluster][p.member] {
-			out = append(out, fmt.Sprintf("%s pushed to %s/%s at %s after another replica took over",
-				p.member, p.cluster, p.pod, p.at.Format(time.StampMilli)))
-		}
-		if prev, ok := last[p.cluster]; ok && prev != p.member {
-			over[p.cluster][prev] = true
-		}
-		last[p.cluster] = p.member
-	}
-	return out
+// overlaps lists the pushes since then that broke the fence: sent without a generation, or at an older
+// generation than a push the Cluster's collectors had received, or at another member's (test/shardfence).
+func overlaps(pushes []shardfence.Push, since time.Time) []string {
+	return shardfence.Violations(pushes, since)
 }
 
 // podOf is the operator pod whose process has the member identity (the pod name and a nonce).
@@ -570,8 +539,8 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		pushes := pushesTo(fleets)
 		Expect(overlaps(pushes, killed)).To(BeEmpty())
 		for _, p := range pushes {
-			if p.member == victim {
-				Expect(p.at).To(BeTemporally("<", killed), "the killed replica pushed to %s", p.cluster)
+			if p.Member == victim {
+				Expect(p.At).To(BeTemporally("<", killed), "the killed replica pushed to %s", p.Cluster)
 			}
 		}
 	})
@@ -631,9 +600,9 @@ var _ = Describe("Three operator replicas sharing the Clusters", Ordered, func()
 		pushes := pushesTo(fleets)
 		Expect(overlaps(pushes, stopped)).To(BeEmpty())
 		for _, p := range pushes {
-			if p.member == victim {
-				Expect(p.at).To(BeTemporally("<=", stopped.Add(leaseDuration)),
-					"the paused replica pushed to %s after its own lease had run out", p.cluster)
+			if p.Member == victim {
+				Expect(p.At).To(BeTemporally("<=", stopped.Add(leaseDuration)),
+					"the paused replica pushed to %s after its own lease had run out", p.Cluster)
 			}
 		}
 	})
