@@ -308,7 +308,7 @@ type NetworkPolicySpec struct {
 	OutputPeers []networkingv1.NetworkPolicyPeer `json:"outputPeers,omitempty"`
 
 	// GNMIPeers may reach the collectors' gNMI server (spec.api.gnmi). Empty admits every source; the server's
-	// mutual TLS still admits only clients with a certificate from the Cluster's CA.
+	// mutual TLS still admits only clients with a certificate from the Cluster's subscriber CA.
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional
