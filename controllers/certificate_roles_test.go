@@ -73,8 +73,12 @@ var _ = Describe("Certificate roles", func() {
 		oldDevice := old[f.name+"-tunnel-client-tls"]
 		device, err := tls.X509KeyPair(oldDevice["tls.crt"], oldDevice["tls.key"])
 		Expect(err).NotTo(HaveOccurred())
+		// The device's client sends its certificate whatever CAs the collector asks for, as an attacker's would
+		// (crypto/tls by itself sends none that they did not issue).
 		asDevice := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-			InsecureSkipVerify: true, Certificates: []tls.Certificate{device}}}}
+			InsecureSkipVerify: true, GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				return &device, nil
+			}}}}
 		for o, col := range f.collectors {
 			_, err := asDevice.Get(col.URL() + "/api/v1/targets")
 			Expect(err).To(HaveOccurred(), "a rolled collector's REST API accepts the device certificate of the one CA")

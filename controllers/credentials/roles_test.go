@@ -170,6 +170,20 @@ func pair(t *testing.T, data map[string][]byte) tls.Certificate {
 	return cert
 }
 
+// presentingAlways is a client that sends the first of certs (none when empty) whichever CAs the server asks
+// for, as an attacker's client would: crypto/tls by itself sends no certificate that the server's CAs did not
+// issue, so a listener would never see a certificate of another role, and could not be shown to refuse it.
+// It does not verify the server: what is tested is the listener's trust.
+func presentingAlways(certs []tls.Certificate) *tls.Config {
+	return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			if len(certs) == 0 {
+				return &tls.Certificate{}, nil
+			}
+			return &certs[0], nil
+		}}
+}
+
 func keyPair(t *testing.T, p pki.KeyPair) tls.Certificate {
 	t.Helper()
 	cert, err := tls.X509KeyPair(p.CertPEM, p.KeyPEM)
@@ -266,8 +280,7 @@ func TestEachListenerAcceptsOnlyItsRole(t *testing.T) {
 	for name, id := range identities {
 		for listener, accepts := range listenerRoles {
 			t.Run(fmt.Sprintf("%s at the %s", name, listener), func(t *testing.T) {
-				err := handshake(is.listeners[listener], &tls.Config{Certificates: id.certs, InsecureSkipVerify: true,
-					MinVersion: tls.VersionTLS12})
+				err := handshake(is.listeners[listener], presentingAlways(id.certs))
 				if want := id.role == accepts; want != (err == nil) {
 					t.Fatalf("accepted = %v, want %v (a %s certificate at a listener for %s): %v", err == nil, want, id.role, accepts, err)
 				}
@@ -282,5 +295,35 @@ func TestEachListenerAcceptsOnlyItsRole(t *testing.T) {
 				t.Fatalf("accepted = %v, want %v (a %s certificate serving the operator): %v", err == nil, want, id.role, err)
 			}
 		})
+	}
+}
+
+// With clientAuth VerifyIfGiven the tunnel server admits a device without a certificate (docs/dial-in.md says
+// what that costs), but a certificate that is sent is still held to the device role.
+func TestATunnelThatVerifiesIfGivenStillRefusesOtherRoles(t *testing.T) {
+	ctx := context.Background()
+	cluster := listenedCluster()
+	cluster.Spec.GRPCTunnel.ClientAuth = operatorv1alpha1.TunnelClientAuthVerifyIfGiven
+	k, c := newKeeper(t)
+	api, err := keep(ctx, k, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := render(t, c, cluster, api)
+	tunnel := is.listeners["tunnel server"]
+	for _, tc := range []struct {
+		name  string
+		certs []tls.Certificate
+		want  bool
+	}{
+		{"no certificate", nil, true},
+		{"the device certificate", []tls.Certificate{pair(t, is.secrets[workload.TunnelClientTLSSecretName(cluster)])}, true},
+		{"the subscriber certificate", []tls.Certificate{pair(t, is.secrets[workload.GNMIClientTLSSecretName(cluster)])}, false},
+		{"the operator's client certificate", is.operator.Certificates, false},
+	} {
+		err := handshake(tunnel, presentingAlways(tc.certs))
+		if got := err == nil; got != tc.want {
+			t.Errorf("%s: accepted = %v, want %v: %v", tc.name, got, tc.want, err)
+		}
 	}
 }

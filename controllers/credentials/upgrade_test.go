@@ -89,7 +89,7 @@ func restListener(t *testing.T, apiTLS map[string][]byte) *tls.Config {
 }
 
 func presenting(t *testing.T, data map[string][]byte) *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{pair(t, data)}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}
+	return presentingAlways([]tls.Certificate{pair(t, data)})
 }
 
 func TestAClusterOfOneCAMovesToRolesWithoutLosingItsCollectors(t *testing.T) {
