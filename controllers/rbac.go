@@ -11,7 +11,8 @@ package controllers
 // +kubebuilder:rbac:groups=core,resources=pods;nodes,verbs=list;watch
 //
 // Secrets: target credentials and TLS files are read; the collector TLS Secrets (<cluster>-api-ca,
-// <cluster>-api-tls, <cluster>-target-tls) and the metrics API's certificate Secret are written.
+// <cluster>-api-tls, <cluster>-target-tls, and the gNMI and tunnel servers' <cluster>-{gnmi,tunnel}-{ca,tls,client-tls})
+// and the metrics API's certificate Secret are written.
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;update
 //
 // Events: client-go patches an Event to count a repeat. The metrics API's Events (events.k8s.io) never repeat:

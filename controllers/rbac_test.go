@@ -116,7 +116,7 @@ var _ = Describe("The operator with only the permissions config/default grants i
 				SubscriptionRefs: []string{"counters"}}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			refusedNothing()
-			for _, name := range []string{f.name + "-tunnel-tls", f.name + "-tunnel-client-tls"} {
+			for _, name := range []string{f.name + "-tunnel-ca", f.name + "-tunnel-tls", f.name + "-tunnel-client-tls"} {
 				g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &corev1.Secret{})).To(Succeed())
 			}
 			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: f.name + "-tunnel"}, &corev1.Service{})).To(Succeed())
@@ -253,7 +253,7 @@ var _ = Describe("The operator with only the permissions config/default grants i
 		Eventually(func(g Gomega) {
 			refusedNothing()
 			g.Expect(k8sClient.Get(suiteCtx, gnmi, &corev1.Service{})).To(Succeed())
-			for _, name := range []string{f.name + "-gnmi-tls", f.name + "-gnmi-client-tls"} {
+			for _, name := range []string{f.name + "-gnmi-ca", f.name + "-gnmi-tls", f.name + "-gnmi-client-tls"} {
 				g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: name}, &corev1.Secret{})).To(Succeed())
 			}
 		}, 20*time.Second).Should(Succeed())

@@ -170,7 +170,7 @@ var _ = Describe("Prometheus outputs and the gNMI server", Ordered, func() {
 		Expect(f.appliedOutputs(Default, 0)).To(HaveKey("metrics"), "the output itself is sent all the same")
 	})
 
-	It("runs the gNMI server: its section in the bootstrap file, its port, certificates from the Cluster's CA, its Service and NetworkPolicy rule", func() {
+	It("runs the gNMI server: its section in the bootstrap file, its port, certificates of the server and subscriber roles, its Service and NetworkPolicy rule", func() {
 		f := newFleetWith(1, func(c *operatorv1alpha1.Cluster) {
 			c.Spec.API.GNMI = &operatorv1alpha1.GNMIServerSpec{Enabled: ptr.To(true)}
 		})
@@ -195,24 +195,29 @@ var _ = Describe("Prometheus outputs and the gNMI server", Ordered, func() {
 		Expect(svc.Spec.Selector).To(Equal(map[string]string{operatorv1alpha1.ClusterLabel: f.name}))
 		Expect(metav1.IsControlledBy(svc, f.cluster())).To(BeTrue())
 
-		By("issuing the server's certificate for its Service and pods, and a client certificate, from the Cluster's CA")
-		var server, clientTLS corev1.Secret
+		By("issuing the server's certificate from the collector server CA and a subscriber certificate from the subscriber CA, the only one the server trusts")
+		var server, clientTLS, subscriberCA corev1.Secret
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-gnmi-tls"}, &server)).To(Succeed())
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-gnmi-client-tls"}, &clientTLS)).To(Succeed())
-		roots := x509.NewCertPool()
-		Expect(roots.AppendCertsFromPEM(server.Data["ca.crt"])).To(BeTrue())
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-gnmi-ca"}, &subscriberCA)).To(Succeed())
+		Expect(metav1.IsControlledBy(&subscriberCA, f.cluster())).To(BeTrue())
+		serverRoots := x509.NewCertPool()
+		Expect(serverRoots.AppendCertsFromPEM(clientTLS.Data["ca.crt"])).To(BeTrue())
 		serverCert, err := pki.ParseCert(server.Data["tls.crt"])
 		Expect(err).NotTo(HaveOccurred())
 		for _, host := range []string{"fleet-gnmi." + f.ns + ".svc", "fleet-0.fleet." + f.ns + ".svc"} {
-			_, err := serverCert.Verify(x509.VerifyOptions{Roots: roots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+			_, err := serverCert.Verify(x509.VerifyOptions{Roots: serverRoots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 			Expect(err).NotTo(HaveOccurred(), "the server certificate is valid for %s", host)
 		}
+		Expect(clientTLS.Data["ca.crt"]).To(Equal(f.secret(f.name + "-api-ca").Data["ca.crt"]), "subscribers verify the server with the collector server CA")
+		Expect(server.Data["ca.crt"]).To(Equal(subscriberCA.Data["tls.crt"]), "the gNMI server trusts the subscriber CA alone")
+		Expect(server.Data["ca.crt"]).NotTo(Equal(f.apiCA()), "the gNMI server does not trust the operator's client CA")
+		subscriberRoots := x509.NewCertPool()
+		Expect(subscriberRoots.AppendCertsFromPEM(server.Data["ca.crt"])).To(BeTrue())
 		clientCert, err := pki.ParseCert(clientTLS.Data["tls.crt"])
 		Expect(err).NotTo(HaveOccurred())
-		_, err = clientCert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		_, err = clientCert.Verify(x509.VerifyOptions{Roots: subscriberRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 		Expect(err).NotTo(HaveOccurred())
-		apiTLS := f.apiCA()
-		Expect(server.Data["ca.crt"]).To(Equal(apiTLS), "the gNMI server's CA is the Cluster's")
 
 		By("refusing an output on the gNMI server's port")
 		f.addScrapedOutput("on-gnmi", ":57400")

@@ -62,8 +62,11 @@ var _ = Describe("Secure by default", func() {
 
 			other, err := fakecollector.NewPKI()
 			Expect(err).NotTo(HaveOccurred())
+			// It presents its certificate whatever CAs the collector asks for: crypto/tls by itself would send none.
 			foreign := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-				InsecureSkipVerify: true, Certificates: []tls.Certificate{other.Client}}}}
+				InsecureSkipVerify: true, GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+					return &other.Client, nil
+				}}}}
 			for o, col := range f.collectors {
 				Expect(col.URL()).To(HavePrefix("https://"))
 				Expect(col.ApplyCount()).To(BeNumerically(">", 0), "collector %d was pushed to", o)

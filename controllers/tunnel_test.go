@@ -55,7 +55,7 @@ var _ = Describe("Dial-in devices through the gRPC tunnel", Ordered, func() {
 		return c
 	}
 
-	It("runs the tunnel server: its bootstrap section, port, certificates from the Cluster's CA, Service and NetworkPolicy rule", func() {
+	It("runs the tunnel server: its bootstrap section, port, certificates of the server and device roles, Service and NetworkPolicy rule", func() {
 		f := tunnelFleet(1, 10)
 		svc := &corev1.Service{}
 		Eventually(func(g Gomega) {
@@ -81,8 +81,12 @@ var _ = Describe("Dial-in devices through the gRPC tunnel", Ordered, func() {
 		var server, device corev1.Secret
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-tunnel-tls"}, &server)).To(Succeed())
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-tunnel-client-tls"}, &device)).To(Succeed())
-		Expect(server.Data["ca.crt"]).To(Equal(f.apiCA()), "the tunnel server's CA is the Cluster's")
-		Expect(device.Data["ca.crt"]).To(Equal(f.apiCA()))
+		var deviceCA corev1.Secret
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: f.ns, Name: "fleet-tunnel-ca"}, &deviceCA)).To(Succeed())
+		Expect(metav1.IsControlledBy(&deviceCA, f.cluster())).To(BeTrue())
+		Expect(server.Data["ca.crt"]).To(Equal(deviceCA.Data["tls.crt"]), "the tunnel server trusts the device CA alone")
+		Expect(server.Data["ca.crt"]).NotTo(Equal(f.apiCA()), "the tunnel server does not trust the operator's client CA")
+		Expect(device.Data["ca.crt"]).To(Equal(f.secret(f.name + "-api-ca").Data["ca.crt"]), "devices verify the server with the collector server CA")
 
 		By("deleting the Service and the section when spec.grpcTunnel goes")
 		f.updateCluster(func(c *operatorv1alpha1.Cluster) { c.Spec.GRPCTunnel = nil })

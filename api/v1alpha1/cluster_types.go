@@ -240,8 +240,9 @@ type APISpec struct {
 	RestPort int32 `json:"restPort,omitempty"`
 
 	// TLS tunes the mutual TLS of the collector REST API, which is on unless insecure is set: collectors
-	// serve the API with a certificate issued by a CA the operator keeps for the Cluster, and accept only
-	// the operator's client certificate from that CA. Leaving it out, or tls: {}, keeps the defaults.
+	// serve the API with a certificate from the collector server CA the operator keeps for the Cluster, and
+	// accept only certificates of its operator client CA, which issues the operator's and nothing else
+	// (docs/security.md, "Certificate roles"). Leaving it out, or tls: {}, keeps the defaults.
 	// +optional
 	TLS *APITLS `json:"tls,omitempty"`
 
@@ -259,8 +260,9 @@ type APISpec struct {
 
 // APITLS configures TLS on the collector REST API.
 type APITLS struct {
-	// CertificateLifetime of the serving certificates issued to collector pods. They are renewed when two
-	// thirds of it have passed.
+	// CertificateLifetime of the certificates the operator issues for the Cluster but its CAs: the collectors'
+	// serving certificates and the operator's, subscribers' and devices' client certificates. They are renewed
+	// when two thirds of it have passed.
 	// +kubebuilder:default="2160h"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1h')",message="certificateLifetime must be a duration of at least 1h, such as 2160h"
 	// +optional
@@ -308,7 +310,7 @@ type NetworkPolicySpec struct {
 	OutputPeers []networkingv1.NetworkPolicyPeer `json:"outputPeers,omitempty"`
 
 	// GNMIPeers may reach the collectors' gNMI server (spec.api.gnmi). Empty admits every source; the server's
-	// mutual TLS still admits only clients with a certificate from the Cluster's CA.
+	// mutual TLS still admits only clients with a certificate from the Cluster's subscriber CA.
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional

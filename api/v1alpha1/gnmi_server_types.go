@@ -6,9 +6,10 @@ import (
 
 // GNMIServerSpec runs the collectors' own gNMI server, to which downstream systems subscribe for the data the
 // collectors gather (gNMIc's gnmi-server: Subscribe from its cache, and Get and Set relayed to the targets).
-// With TLS on the collector API (the default) it serves TLS with a certificate from the Cluster's CA and accepts
-// only clients with a certificate from that CA: the operator keeps one for downstream systems in the Secret
-// <cluster>-gnmi-client-tls. With spec.api.insecure it serves plain gRPC. docs/gnmi-server.md.
+// With TLS on the collector API (the default) it serves TLS with a certificate from the Cluster's collector
+// server CA and accepts only clients with a certificate from its subscriber CA (the Secret <cluster>-gnmi-ca):
+// the operator keeps one for downstream systems in the Secret <cluster>-gnmi-client-tls. With spec.api.insecure
+// it serves plain gRPC. docs/gnmi-server.md, docs/security.md.
 type GNMIServerSpec struct {
 	// Enabled runs the gNMI server on every collector pod, with a Service <cluster>-gnmi.
 	// +kubebuilder:default=false

@@ -8,7 +8,8 @@ import (
 // devices that dial in instead of being dialed: a device registers a target (its type and ID) over the tunnel,
 // and the collector whose tunnel server it reached collects it when a TunnelTargetPolicy of the Cluster
 // matches it. With TLS on the collector API (the default) the tunnel server serves a certificate from the
-// Cluster's CA; spec.grpcTunnel.clientAuth says whether devices must present one too. docs/dial-in.md.
+// Cluster's collector server CA; spec.grpcTunnel.clientAuth says whether devices must present one of its device
+// CA too. docs/dial-in.md.
 type GRPCTunnelSpec struct {
 	// Port the tunnel server listens on. No output and no other server of the collectors may listen on it.
 	// +kubebuilder:default=57401
@@ -19,7 +20,8 @@ type GRPCTunnelSpec struct {
 
 	// ClientAuth is what the tunnel server asks of a dialing device's certificate when TLS is on (gNMIc's
 	// tunnel-server.tls.client-auth): RequireVerify (the default) admits only devices with a certificate from
-	// the Cluster's CA (the operator keeps one in the Secret <cluster>-tunnel-client-tls); VerifyIfGiven
+	// the Cluster's device CA, the Secret <cluster>-tunnel-ca (the operator keeps one device certificate in the
+	// Secret <cluster>-tunnel-client-tls); VerifyIfGiven
 	// verifies a certificate when one is sent; None asks for none (devices then only verify the server).
 	// +kubebuilder:validation:Enum=RequireVerify;VerifyIfGiven;None
 	// +kubebuilder:default=RequireVerify

@@ -57,6 +57,12 @@ func NeedsRenewal(certPEM []byte, now time.Time) bool {
 	return now.Before(v.notBefore) || !now.Before(renewAt)
 }
 
+// NotAfter is the end of the validity of the first certificate of certPEM; ok is false when it holds none.
+func NotAfter(certPEM []byte) (notAfter time.Time, ok bool) {
+	v := validityOf(certPEM)
+	return v.notAfter, v.ok
+}
+
 // ParseCert reads the first certificate of a PEM block.
 func ParseCert(certPEM []byte) (*x509.Certificate, error) {
 	block, _ := pem.Decode(certPEM)

@@ -42,12 +42,18 @@ func GNMIPort(c *v1alpha1.Cluster) int32 {
 // GNMIServiceName is the name of the Service of the collectors' gNMI server: <cluster>-gnmi.
 func GNMIServiceName(c *v1alpha1.Cluster) string { return c.Name + "-gnmi" }
 
-// GNMITLSSecretName is the Secret with the gNMI server's serving certificate, issued by the Cluster's CA:
-// <cluster>-gnmi-tls (tls.crt, tls.key, and ca.crt, the CA its clients must be signed by).
+// GNMITLSSecretName is the Secret with the gNMI server's serving certificate, issued by the Cluster's collector
+// server CA: <cluster>-gnmi-tls (tls.crt, tls.key, and ca.crt, the subscriber CA its clients' certificates must
+// be issued by).
 func GNMITLSSecretName(c *v1alpha1.Cluster) string { return c.Name + "-gnmi-tls" }
 
-// GNMIClientTLSSecretName is the Secret with the client certificate the operator keeps for downstream systems
-// of the gNMI server: <cluster>-gnmi-client-tls (tls.crt, tls.key, and ca.crt, to verify the server).
+// GNMICASecretName is the Secret with the Cluster's gNMI subscriber CA, the only CA the gNMI server trusts:
+// <cluster>-gnmi-ca (tls.crt, tls.key). Whoever may read it can issue subscriber certificates.
+func GNMICASecretName(c *v1alpha1.Cluster) string { return c.Name + "-gnmi-ca" }
+
+// GNMIClientTLSSecretName is the Secret with the subscriber certificate the operator keeps for downstream
+// systems of the gNMI server: <cluster>-gnmi-client-tls (tls.crt, tls.key, and ca.crt, the collector server CA
+// to verify the server).
 func GNMIClientTLSSecretName(c *v1alpha1.Cluster) string { return c.Name + "-gnmi-client-tls" }
 
 // GNMIServerDNSNames are the names the gNMI server's certificate is valid for: its Service's, and every
@@ -81,7 +87,7 @@ func ReservedPorts(c *v1alpha1.Cluster) map[int32]string {
 
 // gnmiServerSection is the gnmi-server section of the bootstrap file, empty when the server is off. With TLS
 // on the collector API, the server serves the certificate of GNMITLSSecretName and requires a client
-// certificate signed by the Cluster's CA (gNMIc rereads the files at most every minute, so a renewed
+// certificate issued by the Cluster's subscriber CA (gNMIc rereads the files at most every minute, so a renewed
 // certificate needs no restart).
 func gnmiServerSection(c *v1alpha1.Cluster) string {
 	if !GNMIServerEnabled(c) {

@@ -40,12 +40,18 @@ func TunnelPort(c *v1alpha1.Cluster) int32 {
 // TunnelServiceName is the name of the Service devices dial: <cluster>-tunnel.
 func TunnelServiceName(c *v1alpha1.Cluster) string { return c.Name + "-tunnel" }
 
-// TunnelTLSSecretName is the Secret with the tunnel server's certificate, issued by the Cluster's CA:
-// <cluster>-tunnel-tls (tls.crt, tls.key, and ca.crt, the CA dialing devices' certificates must be signed by).
+// TunnelTLSSecretName is the Secret with the tunnel server's certificate, issued by the Cluster's collector
+// server CA: <cluster>-tunnel-tls (tls.crt, tls.key, and ca.crt, the device CA dialing devices' certificates
+// must be issued by).
 func TunnelTLSSecretName(c *v1alpha1.Cluster) string { return c.Name + "-tunnel-tls" }
 
+// TunnelCASecretName is the Secret with the Cluster's dial-in device CA, the only CA the tunnel server trusts:
+// <cluster>-tunnel-ca (tls.crt, tls.key). Whoever may read it can issue device certificates.
+func TunnelCASecretName(c *v1alpha1.Cluster) string { return c.Name + "-tunnel-ca" }
+
 // TunnelClientTLSSecretName is the Secret with a device certificate the operator keeps for dial-in devices:
-// <cluster>-tunnel-client-tls (tls.crt, tls.key, and ca.crt, to verify the tunnel server).
+// <cluster>-tunnel-client-tls (tls.crt, tls.key, and ca.crt, the collector server CA to verify the tunnel
+// server).
 func TunnelClientTLSSecretName(c *v1alpha1.Cluster) string { return c.Name + "-tunnel-client-tls" }
 
 // TunnelServerDNSNames are the names the tunnel server's certificate is valid for: its Service's, and every

@@ -40,7 +40,7 @@ func DefaultOperatorPodLabels() map[string]string {
 //     gNMI server's port when spec.api.gnmi runs it;
 //   - every source on the gRPC tunnel server's port when spec.grpcTunnel runs it: devices dial in from
 //     outside the cluster (the tunnel server's TLS admits only devices with a certificate from the
-//     Cluster's CA unless spec.grpcTunnel.clientAuth relaxes it).
+//     Cluster's device CA unless spec.grpcTunnel.clientAuth relaxes it).
 //
 // The REST and gNMI server ports are never among the outputs' ports, even
 // when an output claims one (render refuses such an output). Egress is not restricted: collectors dial devices, message buses

@@ -58,9 +58,12 @@ func TestATLSCollectorRefusesAClientCertificateFromAnotherCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The client trusts the collector's certificate (it skips verification) and presents a certificate that a
-	// CA other than the collector's signed: gNMIc with ca-file set and client-auth empty refuses it.
+	// CA other than the collector's signed: gNMIc with ca-file set and client-auth empty refuses it. It presents
+	// it whatever CAs the collector asks for: crypto/tls by itself would send none.
 	foreign := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		InsecureSkipVerify: true, Certificates: []tls.Certificate{other.Client}}}}
+		InsecureSkipVerify: true, GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return &other.Client, nil
+		}}}}
 	if resp, err := foreign.Post(c.URL()+"/api/v1/config/apply", "application/json", strings.NewReader(`{}`)); err == nil {
 		resp.Body.Close()
 		t.Fatalf("client with another CA's certificate got status %d", resp.StatusCode)
