@@ -176,7 +176,7 @@ verify-bundle: bundle ## Fail when bundle/ is stale: regenerate it and compare w
 # Not part of `make test`: the profile of docs/fleet.md's "What a reconcile costs at scale".
 PROFILE_TARGETS ?= 5000
 .PHONY: profile-reconcile
-profile-reconcile: control-plane ## Profile reconciles of a steady Cluster of PROFILE_TARGETS targets (envtest); prints the top entries.
+profile-reconcile: control-plane | $(LOCALBIN) ## Profile reconciles of a steady Cluster of PROFILE_TARGETS targets (envtest); prints the top entries.
 	KUBEBUILDER_ASSETS="$$(hack/control-plane.sh envtest | tail -n 1)" PROFILE_TARGETS=$(PROFILE_TARGETS) \
 		PROFILE_OUT=$(CURDIR)/bin/reconcile-$(PROFILE_TARGETS).pprof GOTOOLCHAIN=local \
 		go test ./controllers/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.timeout=60m -ginkgo.focus='Profile of a steady'
